@@ -1,0 +1,96 @@
+"""`kernelpilot` command line: parses arguments and hands each verb to `kernelpilot.commands.<verb>`.
+
+User errors (`KernelpilotError`) become one line on stderr and exit status 2; tracebacks are for bugs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from kernelpilot import __version__
+from kernelpilot.errors import KernelpilotError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 like every other user error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"kernelpilot: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kernelpilot", description="LLM-written GPU kernels for your PyTorch model.")
+    parser.add_argument("--version", action="version", version=f"kernelpilot {__version__}")
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    optimize = verbs.add_parser("optimize", help="open the TUI and let an agent write kernels for a model")
+    optimize.add_argument("task", nargs="?", help="a KernelBench-format model file")
+    optimize.add_argument("--model", help="litellm model string, or replay:PATH (default: config / KERNELPILOT_MODEL)")
+    optimize.add_argument("--skill", help="skill name under skills/ or a path to a skill directory")
+    optimize.add_argument("--max-turns", type=int)
+    optimize.add_argument("--budget-usd", type=float)
+    optimize.add_argument("--max-minutes", type=float, help="wall-time budget")
+    optimize.add_argument("--device", choices=["cuda", "cpu"])
+    optimize.add_argument("--policy", choices=["strict", "mixed"])
+    optimize.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, JSON summary on stdout")
+    optimize.add_argument("--resume", metavar="ID", help="continue a session")
+    optimize.add_argument("--allow-shell", action="append", default=[], metavar="PATTERN",
+                          help="shell commands the agent may run without asking (glob; repeatable)")
+
+    evaluate = verbs.add_parser("eval", help="evaluate a candidate against a task")
+    evaluate.add_argument("task")
+    evaluate.add_argument("candidate", help="a ModelNew .py file or a workspace directory")
+    evaluate.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when available, else cpu")
+    evaluate.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    evaluate.add_argument("--timeout", type=float, help="seconds for verify + profile (build has its own limit)")
+    evaluate.add_argument("--build-timeout", type=float)
+    evaluate.add_argument("--trials", type=int)
+    evaluate.add_argument("--timed-runs", type=int)
+    evaluate.add_argument("--tol", type=float, help="atol = rtol override")
+    evaluate.add_argument("--compile-modes", help="comma-separated torch.compile modes (default: default)")
+    evaluate.add_argument("--policy", choices=["strict", "mixed"], default="strict")
+    evaluate.add_argument("--no-cache", action="store_true", help="re-measure cached baselines")
+
+    bench = verbs.add_parser("bench", help="evaluate a KernelBench-format suite")
+    bench.add_argument("suite")
+    bench.add_argument("--solutions")
+    bench.add_argument("--model")
+    bench.add_argument("--workers", type=int, default=1)
+    bench.add_argument("--executor", choices=["local", "ray"], default="local")
+
+    sessions = verbs.add_parser("sessions", help="list, show and export sessions")
+    sessions.add_argument("action", choices=["list", "show", "export"])
+    sessions.add_argument("session_id", nargs="?")
+    sessions.add_argument("--out", help="export destination")
+    sessions.add_argument("--format", choices=["single", "workspace"], default="single")
+    sessions.add_argument("--root", help="sessions directory (default: ./.kernelpilot/sessions)")
+
+    finetune = verbs.add_parser("finetune", help="offline PPO on session logs")
+    finetune.add_argument("sessions_dir")
+    finetune.add_argument("--base-model")
+    finetune.add_argument("--lora", action="store_true")
+    finetune.add_argument("--out")
+
+    verbs.add_parser("doctor", help="check GPU, driver, toolchain and caches")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module_name = {"eval": "evaluate"}.get(args.verb, args.verb)
+    try:
+        command = importlib.import_module(f"kernelpilot.commands.{module_name}")
+        return command.run(args)
+    except KernelpilotError as error:
+        sys.stderr.write(f"kernelpilot: {error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("kernelpilot: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Every number the verdict depends on, in one place. Each evaluation records them in `protocol`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+VERIFY_TRIALS = 5
+"""Fresh-seed correctness trials (KernelBench and CUDA Agent use 5)."""
+
+POST_TIMING_CHECKS = 1
+"""Extra seeds checked after timing, in the timing buffers: catches caching and deferred work."""
+
+WARMUP_RUNS = 3
+TIMED_RUNS = 30
+INPUT_SETS = 3
+"""Input sets rotated during timing, so a result cached on an address or a value never pays."""
+
+L2_FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}
+
+TOLERANCE = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1e-2, 1e-2),
+}
+"""(atol, rtol) by output dtype; `--tol` overrides both."""
+
+CALIBRATION_FACTOR = 2.0
+"""A candidate may err up to this multiple of the eager baseline's own error versus float64."""
+
+SPEEDUP_MILESTONE = 1.05
+"""Faster means more than 5 % faster (CUDA Agent's reward)."""
+
+SIDE_STREAM_SLACK_MS = 0.05
+SIDE_STREAM_SLACK_FRAC = 0.25
+"""Host-clock time may exceed event time by eager's own gap plus this much before work is called hidden."""
+
+BACKGROUND_CPU_MS = 5.0
+"""CPU time other threads may burn in the window after forward returns."""
+
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_BUILD_TIMEOUT_S = 900.0
+DEFAULT_SETUP_TIMEOUT_S = 900.0
+"""Reference, baselines and torch.compile: slow on first use, cached afterwards."""
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What a caller may choose about an evaluation; everything else is fixed by the protocol."""
+
+    device: str = "cuda"
+    trials: int = VERIFY_TRIALS
+    timed_runs: int = TIMED_RUNS
+    tol: float | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    compile_modes: tuple[str, ...] = ("default",)
+    policy: str = "strict"
+    use_cache: bool = True
+    profile_kernels: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for the candidate's process (after secrets are scrubbed)."""
+
+    def describe(self) -> dict:
+        return {
+            "trials": self.trials,
+            "post_timing_checks": POST_TIMING_CHECKS,
+            "warmup_runs": WARMUP_RUNS,
+            "timed_runs": self.timed_runs,
+            "input_sets": INPUT_SETS,
+            "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
+            "tol_override": self.tol,
+            "calibration_factor": CALIBRATION_FACTOR,
+            "speedup_milestone": SPEEDUP_MILESTONE,
+            "compile_modes": list(self.compile_modes),
+            "policy": self.policy,
+            "timeout_s": self.timeout_s,
+        }

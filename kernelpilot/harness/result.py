@@ -1,0 +1,192 @@
+"""The evaluation result: the JSON contract of DESIGN.md § Evaluation protocol, as frozen dataclasses.
+
+`EvalResult.to_json()` is exactly what `kernelpilot eval --json` prints; `from_json` reads it back
+(session logs, bench reports, the TUI).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A guard that fired. `check` is a stable name (see `harness.guards.CHECKS`)."""
+
+    check: str
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Violation:
+        return cls(check=data["check"], detail=data["detail"])
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One row of the per-kernel breakdown (device kernels on CUDA, launcher calls on CPU)."""
+
+    name: str
+    time_ms: float
+    calls: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "time_ms": self.time_ms, "calls": self.calls}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> KernelTime:
+        return cls(name=data["name"], time_ms=data["time_ms"], calls=data["calls"])
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One mismatching element: where it is and both values, for the correctness view."""
+
+    index: tuple[int, ...]
+    expected: float
+    actual: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": list(self.index), "expected": self.expected, "actual": self.actual}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Mismatch:
+        return cls(index=tuple(data["index"]), expected=data["expected"], actual=data["actual"])
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """How one output tensor compared with the float64 reference (worst trial)."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: str
+    max_abs_err: float
+    max_rel_err: float
+    atol: float
+    rtol: float
+    mismatched: int
+    numel: int
+    first_mismatches: tuple[Mismatch, ...] = ()
+    error_grid: tuple[tuple[float, ...], ...] = ()
+    """Max abs error by block of the flattened-to-2D output: a small heat map for the TUI."""
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatched == 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["shape"] = list(self.shape)
+        data["first_mismatches"] = [m.to_json() for m in self.first_mismatches]
+        data["error_grid"] = [list(row) for row in self.error_grid]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OutputCheck:
+        return cls(
+            index=data["index"],
+            shape=tuple(data["shape"]),
+            dtype=data["dtype"],
+            max_abs_err=data["max_abs_err"],
+            max_rel_err=data["max_rel_err"],
+            atol=data["atol"],
+            rtol=data["rtol"],
+            mismatched=data["mismatched"],
+            numel=data["numel"],
+            first_mismatches=tuple(Mismatch.from_json(m) for m in data.get("first_mismatches", [])),
+            error_grid=tuple(tuple(row) for row in data.get("error_grid", [])),
+        )
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """The verdict on one candidate. `reward` follows CUDA Agent's milestones: −1, 1, 2, 3."""
+
+    task: str
+    candidate: str
+    device: str
+    built: bool = False
+    correct: bool = False
+    reward: int = -1
+    violations: tuple[Violation, ...] = ()
+    error: str | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    times_ms: dict[str, float | None] = field(default_factory=dict)
+    spread_pct: dict[str, float | None] = field(default_factory=dict)
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    kernels: tuple[KernelTime, ...] = ()
+    outputs: tuple[OutputCheck, ...] = ()
+    build_log: str = ""
+    protocol: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """Correct and clean: what counts as a usable candidate."""
+        return self.correct and not self.violations
+
+    @property
+    def status(self) -> str:
+        """One word for lists: build_failed, guard_violation, wrong, correct."""
+        if not self.built:
+            return "build_failed"
+        if self.violations:
+            return "guard_violation"
+        if not self.correct:
+            return "wrong"
+        return "correct"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "candidate": self.candidate,
+            "device": self.device,
+            "built": self.built,
+            "correct": self.correct,
+            "reward": self.reward,
+            "violations": [v.to_json() for v in self.violations],
+            "error": self.error,
+            "max_abs_err": self.max_abs_err,
+            "max_rel_err": self.max_rel_err,
+            "times_ms": dict(self.times_ms),
+            "spread_pct": dict(self.spread_pct),
+            "speedup_vs_eager": self.speedup_vs_eager,
+            "speedup_vs_compile": self.speedup_vs_compile,
+            "kernels": [k.to_json() for k in self.kernels],
+            "outputs": [o.to_json() for o in self.outputs],
+            "build_log": self.build_log,
+            "protocol": dict(self.protocol),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, allow_nan=False, default=str)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalResult:
+        return cls(
+            task=data["task"],
+            candidate=data["candidate"],
+            device=data["device"],
+            built=data["built"],
+            correct=data["correct"],
+            reward=data["reward"],
+            violations=tuple(Violation.from_json(v) for v in data.get("violations", [])),
+            error=data.get("error"),
+            max_abs_err=data.get("max_abs_err"),
+            max_rel_err=data.get("max_rel_err"),
+            times_ms=dict(data.get("times_ms", {})),
+            spread_pct=dict(data.get("spread_pct", {})),
+            speedup_vs_eager=data.get("speedup_vs_eager"),
+            speedup_vs_compile=data.get("speedup_vs_compile"),
+            kernels=tuple(KernelTime.from_json(k) for k in data.get("kernels", [])),
+            outputs=tuple(OutputCheck.from_json(o) for o in data.get("outputs", [])),
+            build_log=data.get("build_log", ""),
+            protocol=dict(data.get("protocol", {})),
+        )
