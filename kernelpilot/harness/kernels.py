@@ -172,3 +172,18 @@ def load_kernels(kernels_dir: str | Path) -> KernelLibrary:
     if result.library not in _loaded:
         _loaded[result.library] = KernelLibrary(result.library, declared_launchers(kernels_dir), backend)
     return _loaded[result.library]
+
+
+def load_kernel_sources(sources: dict[str, str]) -> KernelLibrary:
+    """Like `load_kernels`, for sources embedded in a single-file candidate ({file name: code})."""
+    import hashlib
+
+    from kernelpilot.harness.paths import cache_dir
+
+    key = hashlib.sha256(repr(sorted(sources.items())).encode()).hexdigest()[:24]
+    kernels_dir = cache_dir("embedded") / key / "kernels"
+    if not kernels_dir.is_dir():
+        kernels_dir.mkdir(parents=True, exist_ok=True)
+        for name, code in sources.items():
+            (kernels_dir / Path(name).name).write_text(code)
+    return load_kernels(kernels_dir)
