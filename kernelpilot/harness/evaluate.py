@@ -1,14 +1,256 @@
-"""Placeholder until the evaluation pipeline lands (this commit only fixes the API)."""
+"""`evaluate()`: the evaluation protocol of DESIGN.md, top to bottom, judged in this (the parent) process.
+
+build (here) → worker: reference + baselines, then the candidate (sandboxed subprocess) → judge here:
+correctness against float64, guards, timing, reward. The worker's process is never trusted with the
+verdict: it sends observations; comparisons, timing arithmetic and the reward happen here.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelpilot.harness.protocol import EvalOptions
+import torch
+
+from kernelpilot.errors import UsageError
+from kernelpilot.harness import baselines
+from kernelpilot.harness.build import backend_of, build_kernels
+from kernelpilot.harness.channel import ParentChannel
+from kernelpilot.harness.judge import Observations, judge
+from kernelpilot.harness.paths import cache_dir
+from kernelpilot.harness.protocol import (
+    DEFAULT_SETUP_TIMEOUT_S,
+    INPUT_SETS,
+    L2_FLUSH_BYTES,
+    POST_TIMING_CHECKS,
+    WARMUP_RUNS,
+    EvalOptions,
+)
 from kernelpilot.harness.result import EvalResult
+from kernelpilot.harness.sandbox import isolation_kind, sandboxed, scrubbed_env
+from kernelpilot.harness.task import Candidate, check_task_file, locate_candidate, sha256_file
+
+LogSink = Callable[[str], None]
+
+PHASE_LIMITS = {"setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
+"""Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
+
+
+def device_identity(device: str) -> str:
+    if device == "cuda":
+        return torch.cuda.get_device_name(0)
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        model = "cpu"
+    return f"{model} x{os.cpu_count()}"
+
+
+def check_options(options: EvalOptions) -> None:
+    if options.device not in ("cuda", "cpu"):
+        raise UsageError(f"unknown device '{options.device}' (use cuda or cpu)")
+    if options.device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
+    if options.policy not in ("strict", "mixed"):
+        raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
+    if options.trials < 1 or options.timed_runs < 1:
+        raise UsageError("--trials and --timed-runs must be at least 1")
+    if options.timeout_s <= 0 or options.build_timeout_s <= 0:
+        raise UsageError("timeouts must be positive")
+    if options.tol is not None and options.tol < 0:
+        raise UsageError("--tol must be non-negative")
+
+
+def candidate_sources(candidate: Candidate) -> dict[str, str]:
+    """The candidate's own files, by path relative to it, for the tamper scan and the result."""
+    files = [candidate.model_file]
+    if candidate.kernels_dir:
+        files += sorted(p for p in candidate.kernels_dir.iterdir() if p.is_file())
+    base = candidate.path if candidate.path.is_dir() else candidate.path.parent
+    return {str(p.relative_to(base)): p.read_text(errors="replace") for p in files}
+
+
+@dataclass
+class Run:
+    """Everything one evaluation gathers before the verdict."""
+
+    task: Path
+    candidate: Candidate
+    options: EvalOptions
+    scratch: Path
+    task_sha256: str
+    device_name: str
+    seeds: dict
+    cached_compile: dict[str, dict] = field(default_factory=dict)
+    build_log: str = ""
 
 
 def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = EvalOptions(),
-             on_log: Callable[[str], None] | None = None) -> EvalResult:
-    raise NotImplementedError("evaluate() is being written")
+             on_log: LogSink | None = None) -> EvalResult:
+    """Evaluate `candidate` against `task`. Raises `TaskError` / `CandidateError` / `UsageError` for unusable input."""
+    check_options(options)
+    task_path = Path(task).resolve()
+    check_task_file(task_path)
+    located = locate_candidate(Path(candidate).resolve())
+    log = on_log or (lambda line: None)
+    scratch = Path(tempfile.mkdtemp(prefix="kernelpilot-eval-"))
+    try:
+        private_task = scratch / "task" / task_path.name
+        private_task.parent.mkdir()
+        shutil.copyfile(task_path, private_task)
+        private_task.chmod(0o444)
+        seeds = {
+            "init_seed": secrets.randbelow(2**31),
+            "verify_seeds": [secrets.randbelow(2**31) for _ in range(options.trials)],
+            "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
+        }
+        run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
+                  seeds)
+        return _evaluate(run, task_path, log)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
+    options = run.options
+    observations = Observations(sources=candidate_sources(run.candidate))
+    if run.candidate.kernels_dir is not None:
+        backend = backend_of(run.candidate.kernels_dir)
+        if backend != options.device:
+            return _early_failure(run, original_task, f"kernels/ holds {backend} sources but the evaluation "
+                                  f"device is {options.device}")
+        build = build_kernels(run.candidate.kernels_dir, backend, on_log=log, timeout_s=options.build_timeout_s)
+        run.build_log = build.log
+        if not build.ok:
+            return _early_failure(run, original_task, "kernels failed to build:\n" + build.log)
+
+    modes_to_measure = []
+    for mode in options.compile_modes:
+        key = baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
+        cached = baselines.load(key) if options.use_cache else None
+        if cached:
+            run.cached_compile[mode] = cached
+        else:
+            modes_to_measure.append(mode)
+
+    _run_worker(run, observations, modes_to_measure, log)
+    if sha256_file(original_task) != run.task_sha256 or sha256_file(run.task) != run.task_sha256:
+        observations.reference_file_changed = True
+    for mode, samples in observations.compile.items():
+        if mode in modes_to_measure and "error" not in samples:
+            key = baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
+            baselines.store(key, {**samples, "latency_s": observations.compile_latency_s.get(mode)})
+    for mode, cached in run.cached_compile.items():
+        observations.compile[mode] = {"device": cached["device"], "host": cached["host"], "cached": True}
+    return judge(run, observations)
+
+
+def _early_failure(run: Run, original_task: Path, error: str) -> EvalResult:
+    return EvalResult(task=str(original_task), candidate=str(run.candidate.path), device=run.options.device,
+                      built=False, error=error, build_log=run.build_log,
+                      protocol={**run.options.describe(), "isolation": isolation_kind()})
+
+
+def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
+    options = run.options
+    return {
+        "task_path": str(run.task),
+        "model_file": str(run.candidate.model_file),
+        "device": options.device,
+        **run.seeds,
+        "warmup": WARMUP_RUNS,
+        "timed_runs": options.timed_runs,
+        "input_sets": INPUT_SETS,
+        "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
+        "compile_modes_to_measure": modes_to_measure,
+        "profile_kernels": options.profile_kernels,
+        "channel_fd": channel_fd,
+        "scratch": str(run.scratch),
+    }
+
+
+def _worker_env(run: Run) -> dict[str, str]:
+    extensions = cache_dir("torch_extensions")
+    return scrubbed_env({
+        **run.options.env,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "TORCH_EXTENSIONS_DIR": str(extensions),
+        "TORCHINDUCTOR_CACHE_DIR": str(run.scratch / "inductor"),
+        "TRITON_CACHE_DIR": str(run.scratch / "triton"),
+        "TMPDIR": str(run.scratch / "tmp"),
+        "PYTHONPATH": os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]),
+                                                    os.environ.get("PYTHONPATH", "")] if p),
+    })
+
+
+def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str], log: LogSink) -> None:
+    """Start the worker, feed its messages to `observations`, enforce each phase's time limit."""
+    options = run.options
+    (run.scratch / "tmp").mkdir(exist_ok=True)
+    read_fd, write_fd = os.pipe()
+    stdout_log = open(run.scratch / "worker.log", "wb")
+    cmd = sandboxed([sys.executable, "-m", "kernelpilot.harness.worker"],
+                    writable=[run.scratch, cache_dir("torch_extensions")])
+    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=stdout_log, stderr=subprocess.STDOUT,
+                               pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
+    os.close(write_fd)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd)).encode())
+    process.stdin.close()
+    channel = ParentChannel(read_fd, run.scratch)
+    limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
+    phase, budget_started = "setup", time.monotonic()
+    try:
+        while True:
+            budget = PHASE_LIMITS.get(phase, "run")
+            try:
+                message = channel.receive(budget_started + limits[budget])
+            except TimeoutError:
+                observations.fail(phase, f"timed out after {limits[budget]:.0f} s in {phase} "
+                                         f"(limit for {'verify + profile' if budget == 'run' else budget})")
+                break
+            if message is None:
+                break
+            if message.kind == "phase":
+                new_phase = str(message.fields.get("name"))
+                if PHASE_LIMITS.get(new_phase) != PHASE_LIMITS.get(phase):
+                    budget_started = time.monotonic()
+                phase = new_phase
+                log(f"[{phase}]")
+            observations.receive(message, phase)
+            if message.kind == "done":
+                break
+    finally:
+        _stop(process)
+        os.close(read_fd)
+        stdout_log.close()
+    observations.worker_output = (run.scratch / "worker.log").read_text(errors="replace")[-4000:]
+    if process.returncode and process.returncode < 0 and not observations.finished:
+        name = signal.Signals(-process.returncode).name
+        observations.fail(phase, f"the candidate's process crashed ({name}) during {phase}")
+    elif not observations.finished and not observations.error:
+        observations.fail(phase, f"the candidate's process exited (status {process.returncode}) during {phase}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+

@@ -1,0 +1,49 @@
+"""`kernelpilot eval TASK CANDIDATE`: one evaluation, printed as a summary or as JSON."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from kernelpilot.harness import EvalOptions, EvalResult, evaluate
+
+
+def options_from(args) -> EvalOptions:
+    defaults = EvalOptions()
+    return EvalOptions(
+        device=args.device or ("cuda" if torch.cuda.is_available() else "cpu"),
+        trials=args.trials or defaults.trials,
+        timed_runs=args.timed_runs or defaults.timed_runs,
+        tol=args.tol,
+        timeout_s=args.timeout or defaults.timeout_s,
+        build_timeout_s=args.build_timeout or defaults.build_timeout_s,
+        compile_modes=tuple(m.strip() for m in args.compile_modes.split(",") if m.strip())
+        if args.compile_modes else defaults.compile_modes,
+        policy=args.policy,
+        use_cache=not args.no_cache,
+    )
+
+
+def summary(result: EvalResult) -> str:
+    lines = [f"{result.status}  reward {result.reward}  ({result.device}, {result.protocol.get('device_name', '')})"]
+    times = result.times_ms
+    if times.get("candidate") is not None:
+        parts = [f"{name} {value:.4f} ms" for name, value in times.items() if value is not None]
+        lines.append("time: " + ", ".join(parts))
+    if result.speedup_vs_eager is not None:
+        vs_compile = f"{result.speedup_vs_compile:.2f}x" if result.speedup_vs_compile else "n/a"
+        lines.append(f"speedup: {result.speedup_vs_eager:.2f}x vs eager, {vs_compile} vs torch.compile")
+    if result.max_abs_err is not None:
+        lines.append(f"max abs err {result.max_abs_err:.3g}, max rel err {result.max_rel_err:.3g}")
+    lines += [f"violation {v.check}: {v.detail}" for v in result.violations]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    on_log = None if args.json else (lambda line: sys.stderr.write(line + "\n"))
+    result = evaluate(args.task, args.candidate, options_from(args), on_log=on_log)
+    print(result.dumps() if args.json else summary(result))
+    return 0

@@ -1,0 +1,262 @@
+"""Guards: each a small function named after the hack it stops (REFERENCES.md § Known reward hacks).
+
+These run in the worker around the candidate's calls and report observations; the parent turns
+them into `Violation`s. Everything they compare against was captured before the candidate's code
+was imported.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+CHECKS = {
+    "op_audit": "PyTorch compute ran inside ModelNew.forward (strict policy allows allocation and views only)",
+    "input_mutation": "forward changed its inputs",
+    "output_aliases_input": "an output shares memory with an input",
+    "uninitialized_output": "an output holds memory that was never written (NaN-filled before the run)",
+    "result_caching": "an output repeats an earlier call's answer instead of computing the new one",
+    "tensor_subclass": "an output is not a plain torch.Tensor (lazy or custom subclass)",
+    "extra_threads": "threads started by the candidate are still alive after forward returned",
+    "background_work": "other threads kept computing after forward returned",
+    "side_stream_work": "work ran outside the timed stream (host clock far above CUDA events)",
+    "patched_function": "a timer, synchronisation, comparison or harness function was replaced",
+    "reference_tampered": "the reference task (file, module or inputs) was modified",
+    "kernel_not_launched": "a kernel was written but never run",
+    "precision_downcast": "results only match at half-precision tolerance: computed in lower precision",
+    "precision_settings_changed": "global precision settings (TF32, matmul precision) were changed",
+    "stream_changed": "the current CUDA stream was left changed after forward",
+    "tampering": "the candidate reaches into the harness or the interpreter's internals",
+}
+
+
+# --- patched timers, comparisons and harness functions (hack 8) ---------------------------------
+
+def _watched() -> dict[str, tuple[object, str]]:
+    import time as time_module
+
+    import kernelpilot.harness.worker as worker
+
+    watched: dict[str, tuple[object, str]] = {}
+    for name in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns", "sleep"):
+        watched[f"time.{name}"] = (time_module, name)
+    for name in ("allclose", "isclose", "equal", "manual_seed", "randn", "rand", "randint", "compile",
+                 "no_grad", "from_numpy", "empty_like"):
+        watched[f"torch.{name}"] = (torch, name)
+    for name in ("__eq__", "__ne__", "cpu", "to", "copy_", "clone", "data_ptr", "float", "double", "abs",
+                 "sub", "max", "isnan", "__torch_function__", "untyped_storage"):
+        watched[f"torch.Tensor.{name}"] = (torch.Tensor, name)
+    watched["torch.testing.assert_close"] = (torch.testing, "assert_close")
+    watched["torch.nn.Module.__call__"] = (torch.nn.Module, "__call__")
+    watched["torch.nn.Module._call_impl"] = (torch.nn.Module, "_call_impl")
+    watched["torch.save"] = (torch, "save")
+    for name in ("synchronize", "Event", "current_stream", "Stream", "set_stream"):
+        watched[f"torch.cuda.{name}"] = (torch.cuda, name)
+    for name in ("record", "elapsed_time", "synchronize", "query"):
+        watched[f"torch.cuda.Event.{name}"] = (torch.cuda.Event, name)
+    watched["torch.profiler.profile"] = (torch.profiler, "profile")
+    watched["sys.setprofile"] = (sys, "setprofile")
+    watched["os.write"] = (os, "write")
+    for name in dir(worker):
+        if not name.startswith("__") and callable(getattr(worker, name)):
+            watched[f"worker.{name}"] = (worker, name)
+    return watched
+
+
+def snapshot_functions() -> dict[str, object]:
+    """Identity of every watched function, taken before the candidate is imported.
+
+    Looked up statically (`inspect.getattr_static`): a classmethod's bound method is new on every
+    access, its descriptor is not.
+    """
+    return {label: inspect.getattr_static(owner, name, None) for label, (owner, name) in _watched().items()}
+
+
+def changed_functions(before: dict[str, object]) -> list[str]:
+    """Watched names now bound to something else (identity comparison: a wrapper is a change)."""
+    now = snapshot_functions()
+    return sorted(label for label, original in before.items() if now.get(label) is not original)
+
+
+def reference_fingerprint(model_class: type, task_module) -> dict[str, object]:
+    """What the reference's behaviour hangs on: its methods' code objects and the task's functions."""
+    fingerprint: dict[str, object] = {}
+    for klass in model_class.__mro__:
+        if klass.__module__ == task_module.__name__:
+            for name, value in vars(klass).items():
+                fingerprint[f"{klass.__name__}.{name}"] = value
+    for name in ("get_inputs", "get_init_inputs", "Model"):
+        fingerprint[name] = getattr(task_module, name, None)
+    return fingerprint
+
+
+def changed_reference(before: dict[str, object], model_class: type, task_module) -> list[str]:
+    now = reference_fingerprint(model_class, task_module)
+    return sorted(k for k in set(before) | set(now) if before.get(k) is not now.get(k))
+
+
+# --- precision settings (hack 9) -------------------------------------------------------------------
+
+def precision_settings() -> dict[str, object]:
+    return {
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "cuda.matmul.allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "default_dtype": str(torch.get_default_dtype()),
+    }
+
+
+def changed_precision(before: dict[str, object]) -> list[str]:
+    now = precision_settings()
+    return sorted(f"{k}: {before[k]} -> {now[k]}" for k in before if now[k] != before[k])
+
+
+# --- inputs and outputs (hacks 1, 4, 7, 17) ----------------------------------------------------------
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def aliased_outputs(outputs: list[torch.Tensor], inputs: Iterable[object]) -> list[int]:
+    """Indices of outputs whose storage overlaps an input's (an in-place op returned as the answer)."""
+    spans = [_storage_span(t) for t in inputs if isinstance(t, torch.Tensor)]
+    aliased = []
+    for i, out in enumerate(outputs):
+        lo, hi = _storage_span(out)
+        if any(lo < s_hi and s_lo < hi for s_lo, s_hi in spans):
+            aliased.append(i)
+    return aliased
+
+
+def mutated_inputs(inputs: list[object], pristine: list[object]) -> list[int]:
+    """Indices of tensor inputs whose bytes changed during forward."""
+    return [i for i, (now, was) in enumerate(zip(inputs, pristine))
+            if isinstance(now, torch.Tensor) and not torch.equal(now, was)]
+
+
+def is_dense(t: torch.Tensor) -> bool:
+    """Every element has its own memory (no stride-0 broadcast of one written value)."""
+    expected = 1
+    for stride, size in sorted((st, s) for s, st in zip(t.shape, t.stride()) if s != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def subclassed_outputs(outputs: Iterable[object]) -> list[str]:
+    """Outputs that are not exactly `torch.Tensor`: a subclass can compute lazily when compared."""
+    return [type(out).__qualname__ for out in outputs if type(out) is not torch.Tensor]
+
+
+def poison_free_memory(device: str, sizes_bytes: Iterable[int]) -> None:
+    """Fill the allocator's free memory with NaN bit patterns before a candidate runs.
+
+    An output the candidate allocates but never writes then reads as NaN rather than as whatever
+    the allocator last held (the reference's freed answer, hack 1; lucky stale memory, hack 17).
+    """
+    held = []
+    if device == "cuda":
+        torch.cuda.synchronize()
+        free_blocks = [block["size"] for segment in torch.cuda.memory_snapshot()
+                       for block in segment["blocks"] if block["state"] == "inactive"]
+        for size in sorted(free_blocks, reverse=True):
+            held.append(torch.empty(size, dtype=torch.uint8, device="cuda").fill_(0xFF))
+    for size in sizes_bytes:
+        held.append(torch.empty(max(size, 1), dtype=torch.uint8, device=device).fill_(0xFF))
+    if device == "cuda":
+        torch.cuda.synchronize()
+    del held
+
+
+# --- threads (hack 6) ---------------------------------------------------------------------------------
+
+def python_threads() -> set[threading.Thread]:
+    return set(threading.enumerate())
+
+
+def _thread_cpu_ticks() -> dict[str, int]:
+    ticks = {}
+    main = str(threading.get_native_id())
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            if tid == main:
+                continue
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            ticks[tid] = int(fields[11]) + int(fields[12])
+    except OSError:
+        pass
+    return ticks
+
+
+def background_cpu_ms(window_s: float = 0.05) -> float:
+    """CPU time that threads other than this one burn while this one sleeps for `window_s`.
+
+    Idle thread pools (OpenMP with a passive wait policy, torch's own) cost nothing; work offloaded
+    to a thread after forward returned shows up here.
+    """
+    before = _thread_cpu_ticks()
+    time.sleep(window_s)
+    after = _thread_cpu_ticks()
+    ticks = sum(after[t] - before.get(t, 0) for t in after)
+    return ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+# --- static scan of the candidate's sources (tampering) ---------------------------------------------
+
+TAMPER_PATTERNS = {
+    r"\bkernelpilot\.harness\.(worker|guards|audit|channel|timing|verify|evaluate|sandbox|protocol)\b":
+        "imports the harness's internals",
+    r"\bsys\.modules\b": "edits loaded modules",
+    r"\bsys\.(settrace|setprofile)\b|\bsys\._getframe\b|\bf_back\b|\bf_locals\b|\bf_globals\b":
+        "inspects or hooks the caller's frames",
+    r"\bgc\.get_(objects|referrers|referents)\b": "walks the garbage collector's objects",
+    r"\b_DisableTorchDispatch\b|\b_disable_current_modes\b|\b_pop_mode\b|\b_set_torch_dispatch_mode\b|"
+    r"_python_dispatch|\bDisableTorchFunction\b|\b_disable_profiler\b":
+        "switches off PyTorch's dispatch modes or profiler",
+    r"/proc/self|\bos\.(write|dup2?|fdopen)\b|\bos\.environ\[.KERNELPILOT": "writes to the harness's files or channel",
+    r"\b__code__\b": "rewrites functions' code",
+    r"\bbuiltins\b|__builtins__": "edits Python's builtins",
+}
+
+
+def tamper_findings(sources: dict[str, str]) -> list[str]:
+    """Lines of candidate source that reach into the harness or the interpreter (reported as `tampering`)."""
+    findings = []
+    for name, text in sources.items():
+        for lineno, line in enumerate(text.splitlines(), 1):
+            code = line.split("#", 1)[0] if name.endswith(".py") else line.split("//", 1)[0]
+            for pattern, why in TAMPER_PATTERNS.items():
+                if re.search(pattern, code):
+                    findings.append(f"{name}:{lineno}: {why}: {line.strip()[:120]}")
+    return findings
+
+
+@dataclass
+class ExtensionCalls:
+    """Counts calls into compiled extension modules during forward, via `sys.setprofile` c_call events.
+
+    For single-file candidates (load_inline) this is how a kernel that is built but never called
+    (hack 11) shows up: their pybind functions are not dispatcher ops.
+    """
+
+    modules: frozenset[str]
+    calls: int = 0
+
+    def __call__(self, frame, event, arg) -> None:
+        if event == "c_call" and getattr(getattr(arg, "__self__", None), "__name__", None) in self.modules:
+            self.calls += 1

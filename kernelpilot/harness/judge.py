@@ -1,0 +1,344 @@
+"""The verdict: turn the worker's observations into violations, correctness, timings and the reward.
+
+Runs in the parent. A message is accepted only in the phase that may send it: reference answers and
+baseline timings only before the candidate's code was imported, so nothing the candidate runs can
+rewrite them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+
+from kernelpilot.errors import TaskError
+from kernelpilot.harness.audit import disallowed
+from kernelpilot.harness.channel import Message
+from kernelpilot.harness.guards import CHECKS, tamper_findings
+from kernelpilot.harness.kernels import declared_launchers
+from kernelpilot.harness.protocol import BACKGROUND_CPU_MS, SIDE_STREAM_SLACK_FRAC, SIDE_STREAM_SLACK_MS
+from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
+from kernelpilot.harness.reward import milestone_reward
+from kernelpilot.harness.sandbox import isolation_kind
+from kernelpilot.harness.timing import Samples, median, spread_pct
+from kernelpilot.harness.verify import (
+    Reference,
+    check_outputs,
+    degenerate_reason,
+    is_unwritten,
+    passes_at_half_precision,
+    structural_problem,
+    tolerance,
+)
+
+if TYPE_CHECKING:
+    from kernelpilot.harness.evaluate import Run
+
+TRUSTED_PHASES = {"setup", "baseline"}
+ALLOWED = {
+    "phase": None,
+    "reference": TRUSTED_PHASES,
+    "baseline": TRUSTED_PHASES,
+    "task_info": TRUSTED_PHASES,
+    "imported": {"import"},
+    "trial": {"verify"},
+    "timing": {"profile"},
+    "post_check": {"profile"},
+    "kernels": {"profile"},
+    "final": {"import", "verify", "profile"},
+    "error": None,
+    "done": None,
+}
+
+
+@dataclass
+class Observations:
+    sources: dict[str, str]
+    references: list[Reference] = field(default_factory=list)
+    repeat: list[torch.Tensor] | None = None
+    eager: Samples | None = None
+    compile: dict[str, dict] = field(default_factory=dict)
+    compile_latency_s: dict[str, float] = field(default_factory=dict)
+    task_info: dict = field(default_factory=dict)
+    imported: dict | None = None
+    trials: list[dict] = field(default_factory=list)
+    timing: Samples | None = None
+    post_checks: list[dict] = field(default_factory=list)
+    kernel_rows: list[dict] = field(default_factory=list)
+    final: dict = field(default_factory=dict)
+    error: tuple[str, str] | None = None
+    """(scope, message): scope is task, baseline, import or run."""
+    finished: bool = False
+    ignored: list[str] = field(default_factory=list)
+    reference_file_changed: bool = False
+    worker_output: str = ""
+
+    def fail(self, phase: str, message: str) -> None:
+        scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
+        if self.error is None:
+            self.error = (scope, message)
+
+    def receive(self, message: Message, phase: str) -> None:
+        allowed = ALLOWED.get(message.kind, set())
+        if allowed is not None and phase not in allowed:
+            self.ignored.append(f"{message.kind} in {phase}")
+            return
+        f = message.fields
+        match message.kind:
+            case "phase":
+                pass
+            case "reference":
+                ref64 = f["ref64"] if f.get("ref64") is not None else f["native"]
+                self.references.append(Reference(f["seed"], f["native"], ref64, f["checksum"]))
+                if f.get("repeat") is not None:
+                    self.repeat = f["repeat"]
+            case "baseline":
+                self.eager = Samples.from_json(f["eager"])
+                self.compile.update(f["compile"])
+                self.compile_latency_s.update(f.get("compile_latency_s", {}))
+            case "task_info":
+                self.task_info = dict(f)
+            case "imported":
+                self.imported = dict(f)
+            case "trial":
+                self.trials.append(dict(f))
+            case "timing":
+                self.timing = Samples.from_json(f["candidate"])
+            case "post_check":
+                self.post_checks.append(dict(f))
+            case "kernels":
+                self.kernel_rows = list(f["rows"])
+            case "final":
+                self.final = dict(f)
+            case "error":
+                scope = str(f.get("scope", "run"))
+                if phase not in TRUSTED_PHASES and scope in ("task", "baseline"):
+                    scope = "run"  # the candidate's process cannot declare the task broken
+                if self.error is None:
+                    self.error = (scope, str(f.get("message", "unknown error")))
+            case "done":
+                self.finished = True
+            case _:
+                self.ignored.append(message.kind)
+
+
+def _violation(check: str, detail: str) -> Violation:
+    return Violation(check, f"{CHECKS[check]}: {detail}")
+
+
+def guard_violations(run: Run, obs: Observations) -> list[Violation]:
+    """Every guard's verdict, in the order of DESIGN.md § Guards."""
+    found: dict[str, list[str]] = {}
+
+    def add(check: str, detail: str) -> None:
+        if detail not in found.setdefault(check, []):
+            found[check].append(detail)
+
+    for finding in tamper_findings(obs.sources):
+        add("tampering", finding)
+    if obs.imported and obs.imported.get("subclasses_reference"):
+        add("tampering", "ModelNew subclasses the reference Model")
+
+    observed = obs.trials + obs.post_checks
+    if run.options.policy == "strict":
+        for trial in obs.trials:
+            ops = disallowed(trial.get("ops", {})) + disallowed(trial.get("profiler_ops", {}))
+            if ops:
+                add("op_audit", ", ".join(sorted(set(ops))))
+    for trial in observed:
+        if trial.get("mutated"):
+            add("input_mutation", f"inputs {trial['mutated']} changed")
+        if trial.get("aliased"):
+            add("output_aliases_input", f"outputs {trial['aliased']}")
+        if trial.get("subclassed"):
+            add("tensor_subclass", ", ".join(trial["subclassed"]))
+        if trial.get("new_threads"):
+            add("extra_threads", ", ".join(trial["new_threads"]))
+        if trial.get("background_cpu_ms", 0.0) > BACKGROUND_CPU_MS:
+            add("background_work", f"{trial['background_cpu_ms']:.0f} ms of CPU in other threads after forward")
+    if obs.final.get("threads"):
+        add("extra_threads", ", ".join(obs.final["threads"]))
+    for label in obs.final.get("patched", []):
+        add("patched_function", label)
+    for change in obs.final.get("precision", []):
+        add("precision_settings_changed", change)
+    for label in obs.final.get("reference", []):
+        add("reference_tampered", f"{label} was replaced")
+    if obs.reference_file_changed:
+        add("reference_tampered", "the task file changed on disk")
+    if obs.final.get("stream_changed"):
+        add("stream_changed", "current stream differs from the one forward was called on")
+    by_seed = {ref.seed: ref for ref in obs.references}
+    for trial in observed:
+        ref = by_seed.get(trial.get("seed"))
+        if ref is not None and not _same_checksum(trial.get("checksum", []), ref.checksum):
+            add("reference_tampered", f"inputs for seed {trial['seed']} differ from the reference's")
+    _check_kernels_launched(run, obs, add)
+    _check_side_streams(obs, add)
+    return [_violation(check, "; ".join(details)) for check, details in found.items()]
+
+
+def _same_checksum(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= 1e-6 * max(1.0, abs(y)) for x, y in zip(a, b))
+
+
+def _check_kernels_launched(run: Run, obs: Observations, add) -> None:
+    """Hack 11: every launcher written must run, and some kernel of the candidate's own must run."""
+    if not obs.trials:
+        return
+    launched = {name for trial in obs.trials for name in trial.get("launches", {})}
+    if run.candidate.kernels_dir is not None:
+        declared = {s.name for s in declared_launchers(run.candidate.kernels_dir)}
+        if unused := sorted(declared - launched):
+            add("kernel_not_launched", f"launchers never called: {', '.join(unused)}")
+    extension_calls = sum(trial.get("extension_calls", 0) for trial in obs.trials)
+    extensions = (obs.imported or {}).get("extensions", [])
+    if extensions and not extension_calls and not launched:
+        add("kernel_not_launched", f"extension {', '.join(extensions)} built but never called")
+    if not launched and not extension_calls:
+        add("kernel_not_launched", "no kernel of the candidate's own ran during forward")
+
+
+def _check_side_streams(obs: Observations, add) -> None:
+    """Hack 5: the host clock around a device-wide sync exceeds the stream's events by far more than eager's."""
+    if obs.timing is None or obs.eager is None:
+        return
+    gap = median([h - d for h, d in zip(obs.timing.host, obs.timing.device)])
+    eager_gap = median([h - d for h, d in zip(obs.eager.host, obs.eager.device)])
+    allowed = eager_gap + max(SIDE_STREAM_SLACK_MS, SIDE_STREAM_SLACK_FRAC * median(obs.timing.device))
+    if gap > allowed:
+        add("side_stream_work", f"host clock {gap:.3f} ms above the events per run (eager: {eager_gap:.3f} ms)")
+
+
+def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[OutputCheck], list[Violation]]:
+    """(correct, error, worst output checks, violations found while comparing)."""
+    by_seed = {ref.seed: ref for ref in obs.references}
+    violations: dict[str, str] = {}
+    worst: list[OutputCheck] = []
+    error = None
+    passed_outputs: list[list[torch.Tensor | None]] = []
+    all_ok = bool(obs.trials) and len(obs.trials) == run.options.trials
+    for label, trial in [(f"trial {t['trial']}", t) for t in obs.trials] + \
+                        [("re-check after timing", p) for p in obs.post_checks]:
+        ref = by_seed[trial["seed"]]
+        outputs = trial["outputs"]
+        problem = structural_problem(outputs, ref)
+        if problem is None and trial.get("non_dense"):
+            problem = f"outputs {trial['non_dense']} have overlapping strides (not dense)"
+        if problem:
+            all_ok, error = False, error or f"{label}: {problem}"
+            continue
+        checks = check_outputs(outputs, ref, run.options.tol)
+        if not worst or sum(c.mismatched for c in checks) > sum(c.mismatched for c in worst):
+            worst = checks
+        if all(c.ok for c in checks) and None not in outputs:
+            passed_outputs.append(outputs)
+            continue
+        all_ok = False
+        bad = next((c for c in checks if not c.ok), None)
+        if bad is not None:
+            error = error or (f"{label}: output {bad.index}: {bad.mismatched}/{bad.numel} elements differ "
+                              f"(max abs err {bad.max_abs_err:.3g} > atol {bad.atol:.3g}, rtol {bad.rtol:.3g})")
+        if any(out is not None and is_unwritten(out, ref, i) for i, out in enumerate(outputs)):
+            violations["uninitialized_output"] = f"{label}: NaN where the reference has a value"
+        if any(_equal_outputs(outputs, earlier) for earlier in passed_outputs):
+            violations["result_caching"] = f"{label}: same answer as an earlier call with other inputs"
+        elif label.startswith("re-check") and len(passed_outputs) == len(obs.trials) and obs.trials:
+            violations["result_caching"] = "answers were right during verification, wrong after timing"
+        if ref.native[0].dtype in (torch.float32, torch.float64) and passes_at_half_precision(outputs, ref):
+            violations["precision_downcast"] = f"{label}: matches only at fp16 tolerance"
+    if obs.trials and len(obs.post_checks) == 0 and all_ok and obs.error is None:
+        all_ok = False
+        error = error or "no re-check after timing was received"
+    return all_ok, error, worst, [_violation(k, v) for k, v in violations.items()]
+
+
+def _equal_outputs(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x is not None and y is not None and x.shape == y.shape and torch.equal(x, y)
+                                    for x, y in zip(a, b))
+
+
+def check_task(run: Run, obs: Observations) -> None:
+    """Task problems end the evaluation with `TaskError` (exit 2): the task, not the candidate, is at fault."""
+    if obs.error and obs.error[0] in ("task", "baseline"):
+        raise TaskError(f"task {run.task.name}: {obs.error[1]}")
+    if len(obs.references) < len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"]):
+        return
+    if reason := degenerate_reason(obs.references, run.options.tol):
+        raise TaskError(f"degenerate task {run.task.name}: {reason}; a trivial answer would pass, so it cannot "
+                        "judge a kernel")
+    first = obs.references[0]
+    if obs.repeat is not None:
+        for i, (a, b) in enumerate(zip(first.native, obs.repeat)):
+            atol, rtol = tolerance(a.dtype, run.options.tol)
+            if a.shape != b.shape or not torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True):
+                raise TaskError(f"task {run.task.name} is non-deterministic: output {i} differs between two runs "
+                                "on the same inputs")
+
+
+def timings(run: Run, obs: Observations) -> tuple[dict, dict, float | None, float | None]:
+    times: dict[str, float | None] = {"eager": None, "compile": None, "candidate": None}
+    spread: dict[str, float | None] = {"eager": None, "compile": None, "candidate": None}
+    if obs.eager:
+        times["eager"], spread["eager"] = median(obs.eager.device), spread_pct(obs.eager.device)
+    compiled = {}
+    for mode, samples in obs.compile.items():
+        if "device" in samples:
+            compiled[mode] = list(samples["device"])
+            times[f"compile:{mode}"], spread[f"compile:{mode}"] = median(compiled[mode]), spread_pct(compiled[mode])
+    if compiled:
+        best = min(compiled, key=lambda m: median(compiled[m]))
+        times["compile"], spread["compile"] = median(compiled[best]), spread_pct(compiled[best])
+    if obs.timing:
+        times["candidate"], spread["candidate"] = median(obs.timing.device), spread_pct(obs.timing.device)
+    candidate = times["candidate"]
+    vs_eager = times["eager"] / candidate if candidate and times["eager"] else None
+    vs_compile = times["compile"] / candidate if candidate and times["compile"] else None
+    return times, spread, vs_eager, vs_compile
+
+
+def judge(run: Run, obs: Observations) -> EvalResult:
+    check_task(run, obs)
+    built = obs.imported is not None
+    violations = guard_violations(run, obs) if built else []
+    correct, mismatch, outputs, compare_violations = correctness(run, obs) if built else (False, None, [], [])
+    violations += compare_violations
+    error = obs.error[1] if obs.error else mismatch
+    if obs.error and obs.error[0] == "run" and obs.worker_output.strip():
+        error = f"{error}\n{obs.worker_output.strip()[-1500:]}"
+    times, spread, vs_eager, vs_compile = timings(run, obs)
+    passed = built and correct and not violations and obs.error is None
+    return EvalResult(
+        task=str(run.task.name),
+        candidate=str(run.candidate.path),
+        device=run.options.device,
+        built=built,
+        correct=correct and obs.error is None,
+        reward=milestone_reward(passed, vs_eager, vs_compile),
+        violations=tuple(violations),
+        error=error if not passed else None,
+        max_abs_err=max((c.max_abs_err for c in outputs), default=None),
+        max_rel_err=max((c.max_rel_err for c in outputs), default=None),
+        times_ms=times,
+        spread_pct=spread,
+        speedup_vs_eager=vs_eager,
+        speedup_vs_compile=vs_compile,
+        kernels=tuple(KernelTime(r["name"], r["time_ms"], r["calls"]) for r in obs.kernel_rows),
+        outputs=tuple(outputs),
+        build_log=run.build_log,
+        protocol={
+            **run.options.describe(),
+            **run.seeds,
+            "isolation": isolation_kind(),
+            "device_name": run.device_name,
+            "torch": torch.__version__,
+            "task_sha256": run.task_sha256,
+            "precision": obs.task_info.get("precision", {}),
+            "reference_dtype": "float64",
+            "compile_cached": sorted(m for m, s in obs.compile.items() if s.get("cached")),
+            "compile_errors": {m: s["error"] for m, s in obs.compile.items() if "error" in s},
+            "compile_latency_s": obs.compile_latency_s,
+            "ignored_messages": obs.ignored,
+        },
+    )

@@ -1,0 +1,57 @@
+"""Isolation for processes that run agent-written code: read-only system, no network, no secrets.
+
+bubblewrap where it works (as Claude Code does on Linux), else `unshare` namespaces (the GPU
+images have no bwrap), else a plain subprocess — and every result says which one was in force.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+KEPT_ANYWAY = {"KERNELPILOT_SESSION_DIR"}
+
+
+def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment minus anything that looks like a credential (API keys never reach a candidate)."""
+    env = {k: v for k, v in os.environ.items() if k in KEPT_ANYWAY or not SECRET_NAME.search(k)}
+    env.update(extra or {})
+    return env
+
+
+@functools.cache
+def _works(*cmd: str) -> bool:
+    try:
+        return subprocess.run([*cmd, "true"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@functools.cache
+def isolation_kind() -> str:
+    """`bwrap`, `unshare` or `none`: the strongest isolation this machine supports."""
+    if os.environ.get("KERNELPILOT_SANDBOX") == "none":
+        return "none"
+    if shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net"):
+        return "bwrap"
+    if shutil.which("unshare") and _works("unshare", "-n") or _works("unshare", "-rn"):
+        return "unshare"
+    return "none"
+
+
+def sandboxed(cmd: list[str], writable: Iterable[Path]) -> list[str]:
+    """`cmd` wrapped so that only `writable` folders can be written and the network is gone."""
+    kind = isolation_kind()
+    if kind == "bwrap":
+        binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
+        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds, "--unshare-net", "--unshare-ipc", "--die-with-parent",
+                "--new-session", "--", *cmd]
+    if kind == "unshare":
+        return (["unshare", "-n"] if _works("unshare", "-n") else ["unshare", "-rn"]) + cmd
+    return cmd

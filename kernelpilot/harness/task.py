@@ -1,0 +1,82 @@
+"""Loading KernelBench-format tasks and candidates (both forms of DESIGN.md § Candidate format)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from kernelpilot.errors import CandidateError, TaskError
+
+TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def import_file(path: Path, module_name: str) -> ModuleType:
+    """Import a file as a fresh module (registered in sys.modules so dataclasses and pickling work)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_task_file(path: Path) -> None:
+    """Cheap checks the parent makes before starting a worker: exists, parses, names present."""
+    if not path.is_file():
+        raise TaskError(f"task file not found: {path}")
+    source = path.read_text(errors="replace")
+    try:
+        compile(source, str(path), "exec")
+    except SyntaxError as error:
+        raise TaskError(f"task {path.name} has a syntax error at line {error.lineno}: {error.msg}") from None
+    missing = [name for name in TASK_NAMES if name not in source]
+    if missing:
+        raise TaskError(f"task {path.name} does not define {', '.join(missing)} (KernelBench format: "
+                        "class Model, get_inputs(), get_init_inputs())")
+
+
+def load_task_module(path: Path) -> ModuleType:
+    """Import the task and check its names; import errors become a one-line `TaskError`."""
+    try:
+        module = import_file(path, "kernelpilot_task")
+    except Exception as error:  # the task's own import-time code can raise anything
+        raise TaskError(f"task {path.name} failed to import: {type(error).__name__}: {error}") from None
+    missing = [name for name in TASK_NAMES if not hasattr(module, name)]
+    if missing:
+        raise TaskError(f"task {path.name} does not define {', '.join(missing)}")
+    return module
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Where a candidate lives. `kernels_dir` is set for the workspace form."""
+
+    path: Path
+    model_file: Path
+    kernels_dir: Path | None
+
+    @property
+    def form(self) -> str:
+        return "workspace" if self.model_file.name == "model_new.py" and self.path.is_dir() else "single_file"
+
+
+def locate_candidate(path: Path) -> Candidate:
+    """Accept a single `.py` with `ModelNew`, or a workspace directory with `model_new.py` (+ `kernels/`)."""
+    if path.is_dir():
+        model_file = path / "model_new.py"
+        if not model_file.is_file():
+            raise CandidateError(f"workspace {path} has no model_new.py")
+        kernels = path / "kernels"
+        return Candidate(path, model_file, kernels if kernels.is_dir() else None)
+    if path.is_file() and path.suffix == ".py":
+        return Candidate(path, path, None)
+    raise CandidateError(f"candidate not found or not a .py file / workspace directory: {path}")

@@ -1,0 +1,333 @@
+"""The evaluation worker: the one process that runs a candidate's code. `python -m kernelpilot.harness.worker`.
+
+It runs in two halves and the order is the defence:
+1. trusted, before any candidate code is imported: load the task, compute the reference answers for
+   every seed (native dtype and float64) and time the baselines; each result is sent to the parent
+   at once, so nothing imported later can change it;
+2. the candidate: import, construct with the reference's weights, verify over fresh inputs under
+   the op audit and the guards, time, re-check after timing, profile.
+The worker only observes and reports. The parent compares, judges and rewards.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+from kernelpilot.harness import guards, kernels
+from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
+from kernelpilot.harness.channel import WorkerChannel
+from kernelpilot.harness.task import import_file, load_task_module
+from kernelpilot.harness.timing import CacheFlusher, time_calls
+
+KERNEL_PROFILE_RUNS = 5
+
+
+class CandidateFailure(Exception):
+    """The candidate could not be loaded or run; the message is the user-facing verdict."""
+
+
+def as_outputs(value: object) -> list[object]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def make_inputs(task, seed: int, device: str) -> list[object]:
+    torch.manual_seed(seed)
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+
+
+def refill(buffers: list[object], fresh: list[object]) -> list[object]:
+    """Write new values into the same buffers: an answer cached by address then goes stale (hack 3)."""
+    refilled = []
+    for old, new in zip(buffers, fresh):
+        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and old.shape == new.shape \
+                and old.dtype == new.dtype:
+            old.copy_(new)
+            refilled.append(old)
+        else:
+            refilled.append(new)
+    return refilled
+
+
+def checksum(inputs: list[object]) -> list[float]:
+    return [float(t.double().sum()) + float(t.double().abs().sum()) for t in inputs if isinstance(t, torch.Tensor)]
+
+
+def to_float64(inputs: list[object]) -> list[object]:
+    return [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def host_copies(outputs: list[object]) -> list[torch.Tensor | None]:
+    """Copy outputs to the host on the current stream, before any device-wide synchronize.
+
+    Work the candidate left running on another stream is then not finished when its answer is read.
+    Subclassed outputs are never touched: touching them would run their code.
+    """
+    return [out.detach().to("cpu", copy=True) if type(out) is torch.Tensor else None for out in outputs]
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def one_line(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}".strip()
+    return " ".join(text.split())[:2000]
+
+
+class Worker:
+    def __init__(self, job: dict, channel: WorkerChannel) -> None:
+        self.job = job
+        self.channel = channel
+        self.device: str = job["device"]
+        self.phase = "setup"
+
+    def enter(self, phase: str) -> None:
+        self.phase = phase
+        self.channel.send("phase", name=phase)
+
+    # --- trusted half --------------------------------------------------------------------------
+
+    def reference(self) -> None:
+        self.enter("setup")
+        job, device = self.job, self.device
+        self.task = load_task_module(Path(job["task_path"]))
+        self.init_inputs = self.task.get_init_inputs()
+        torch.manual_seed(job["init_seed"])
+        model = self.task.Model(*self.init_inputs).to(device).eval()
+        self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        model64 = copy.deepcopy(model).to(torch.float64)
+        self.output_bytes: list[int] = []
+        with torch.no_grad():
+            for i, seed in enumerate(job["verify_seeds"] + job["post_seeds"]):
+                inputs = make_inputs(self.task, seed, device)
+                native = as_outputs(model(*inputs))
+                if not all(type(o) is torch.Tensor for o in native):
+                    kinds = ", ".join(type(o).__name__ for o in native)
+                    self.channel.send("error", scope="task", message=f"the reference returns {kinds}, "
+                                      "not a tensor or a tuple of tensors")
+                    return
+                try:
+                    ref64 = [o.cpu() for o in as_outputs(model64(*to_float64(inputs)))]
+                except Exception:  # some ops have no float64 kernel: the native answer is the reference
+                    ref64 = None
+                repeat = [o.cpu() for o in as_outputs(model(*inputs))] if i == 0 else None
+                self.output_bytes = [o.numel() * o.element_size() for o in native]
+                self.channel.send("reference", seed=seed, native=[o.cpu() for o in native], ref64=ref64,
+                                  repeat=repeat, checksum=checksum(inputs))
+        del model64
+        self.baselines(model)
+        self.channel.send("task_info", precision=guards.precision_settings(),
+                          device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
+                          torch_version=str(torch.__version__))
+
+    def baselines(self, model: torch.nn.Module) -> None:
+        self.enter("baseline")
+        job, device = self.job, self.device
+        self.flush = CacheFlusher(device, job["l2_flush_bytes"])
+        input_sets = [make_inputs(self.task, seed, device) for seed in job["verify_seeds"][: job["input_sets"]]]
+        compile_samples, latency = {}, {}
+        with torch.no_grad():
+            eager = time_calls(model, input_sets, device, job["warmup"], job["timed_runs"], self.flush)
+            for mode in job["compile_modes_to_measure"]:
+                try:
+                    compiled = torch.compile(model, mode=None if mode == "default" else mode)
+                    started = time.perf_counter()
+                    compiled(*input_sets[0])
+                    synchronize(device)
+                    latency[mode] = time.perf_counter() - started
+                    compile_samples[mode] = time_calls(compiled, input_sets, device, job["warmup"],
+                                                       job["timed_runs"], self.flush).to_json()
+                except Exception as error:  # a model torch.compile cannot handle has no compile baseline
+                    compile_samples[mode] = {"error": one_line(error)[:300]}
+        self.channel.send("baseline", eager=eager.to_json(), compile=compile_samples, compile_latency_s=latency)
+        torch._dynamo.reset()
+
+    # --- the candidate -----------------------------------------------------------------------
+
+    def load_candidate(self) -> None:
+        self.enter("import")
+        self.functions_before = guards.snapshot_functions()
+        self.reference_before = guards.reference_fingerprint(self.task.Model, self.task)
+        self.precision_before = guards.precision_settings()
+        self.threads_before = guards.python_threads()
+        self.stream_before = torch.cuda.current_stream() if self.device == "cuda" else None
+        modules_before = set(sys.modules)
+        model_file = Path(self.job["model_file"])
+        sys.path.insert(0, str(model_file.parent))
+        try:
+            module = import_file(model_file, "kernelpilot_candidate")
+        except kernels.KernelBuildError as error:
+            raise CandidateFailure(f"kernels failed to build:\n{error.log}") from None
+        except Exception as error:
+            raise CandidateFailure(f"importing {model_file.name} failed: {one_line(error)}") from None
+        model_class = getattr(module, "ModelNew", None)
+        if not isinstance(model_class, type):
+            raise CandidateFailure(f"{model_file.name} does not define class ModelNew")
+        torch.manual_seed(self.job["init_seed"])
+        try:
+            self.model = model_class(*self.init_inputs).to(self.device).eval()
+        except Exception as error:
+            raise CandidateFailure(f"ModelNew(*get_init_inputs()) failed: {one_line(error)}") from None
+        try:
+            self.model.load_state_dict(self.state, strict=True)
+        except Exception as error:
+            raise CandidateFailure(f"ModelNew does not take Model's weights (strict load_state_dict): "
+                                   f"{one_line(error)[:600]}") from None
+        self.extensions = frozenset(
+            name for name in set(sys.modules) - modules_before
+            if str(getattr(sys.modules.get(name), "__file__", "") or "").endswith(".so")
+        )
+        self.channel.send("imported", extensions=sorted(self.extensions),
+                          subclasses_reference=issubclass(model_class, self.task.Model))
+
+    def call(self, inputs: list[object], audit: bool = False, profile: bool = False) -> dict:
+        """One observed forward: outputs read on the current stream, then every guard's observation."""
+        pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        guards.poison_free_memory(self.device, self.output_bytes)
+        threads_before = guards.python_threads()
+        launches_before = dict(kernels.launch_counts)
+        recorder = DispatchRecorder()
+        extension_calls = guards.ExtensionCalls(self.extensions)
+        profiler = torch.profiler.profile(activities=self._activities()) if profile else None
+        with torch.no_grad():
+            if profiler:
+                profiler.__enter__()
+            if audit:
+                sys.setprofile(extension_calls)
+                with recorder:
+                    outputs = as_outputs(self.model(*inputs))
+                sys.setprofile(None)
+            else:
+                outputs = as_outputs(self.model(*inputs))
+            if profiler:
+                profiler.__exit__(None, None, None)
+            copies = host_copies(outputs)
+        synchronize(self.device)
+        tensors = [o for o in outputs if type(o) is torch.Tensor]
+        return {
+            "outputs": copies,
+            "subclassed": guards.subclassed_outputs(outputs),
+            "non_dense": [i for i, o in enumerate(outputs) if type(o) is torch.Tensor
+                          and not guards.is_dense(o)],
+            "mutated": guards.mutated_inputs(inputs, pristine),
+            "aliased": guards.aliased_outputs(tensors, inputs),
+            "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
+            "background_cpu_ms": guards.background_cpu_ms(),
+            "ops": dict(recorder.ops),
+            "profiler_ops": dict(profiler_ops(profiler)) if profiler else {},
+            "device_kernels": self._device_kernel_names(profiler) if profiler else [],
+            "extension_calls": extension_calls.calls,
+            "launches": {k: v - launches_before.get(k, 0) for k, v in kernels.launch_counts.items()
+                         if v - launches_before.get(k, 0)},
+        }
+
+    def _activities(self) -> list:
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if self.device == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        return activities
+
+    @staticmethod
+    def _device_kernel_names(profiler) -> list[str]:
+        return sorted({e.name for e in profiler.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+
+    def verify(self) -> None:
+        self.enter("verify")
+        buffers = None
+        for trial, seed in enumerate(self.job["verify_seeds"]):
+            fresh = make_inputs(self.task, seed, self.device)
+            buffers = fresh if buffers is None else refill(buffers, fresh)
+            observed = self.call(buffers, audit=True, profile=trial == 0)
+            self.channel.send("trial", trial=trial, seed=seed, checksum=checksum(buffers), **observed)
+
+    def profile(self) -> None:
+        self.enter("profile")
+        job, device = self.job, self.device
+        input_sets = [make_inputs(self.task, seed, device) for seed in job["verify_seeds"][: job["input_sets"]]]
+        with torch.no_grad():
+            samples = time_calls(self.model, input_sets, device, job["warmup"], job["timed_runs"], self.flush)
+        self.channel.send("timing", candidate=samples.to_json())
+        for seed in job["post_seeds"]:
+            buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
+            observed = self.call(buffers)
+            self.channel.send("post_check", seed=seed, checksum=checksum(buffers), **observed)
+        if job["profile_kernels"]:
+            self.channel.send("kernels", rows=self.kernel_breakdown(input_sets))
+
+    def kernel_breakdown(self, input_sets: list[list[object]]) -> list[dict]:
+        kernels.profiling = True
+        with torch.no_grad(), torch.profiler.profile(activities=self._activities()) as profiler:
+            for i in range(KERNEL_PROFILE_RUNS):
+                self.model(*input_sets[i % len(input_sets)])
+            synchronize(self.device)
+        kernels.profiling = False
+        rows = []
+        for event in profiler.key_averages():
+            if self.device == "cuda":
+                if event.device_type != torch.autograd.DeviceType.CUDA or event.self_device_time_total <= 0:
+                    continue
+                total_us = event.self_device_time_total
+            elif event.key.startswith("kernelpilot::") or event.key.startswith("aten::"):
+                total_us = event.self_cpu_time_total if event.key.startswith("aten::") else event.cpu_time_total
+            else:
+                continue
+            rows.append({"name": event.key, "time_ms": total_us / 1e3 / KERNEL_PROFILE_RUNS,
+                         "calls": round(event.count / KERNEL_PROFILE_RUNS)})
+        return sorted(rows, key=lambda r: -r["time_ms"])
+
+    def final_observations(self) -> None:
+        stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream_before
+        self.channel.send(
+            "final",
+            patched=guards.changed_functions(self.functions_before),
+            precision=guards.changed_precision(self.precision_before),
+            reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),
+            stream_changed=stream_changed,
+            threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),
+            launch_counts=dict(kernels.launch_counts),
+        )
+
+    def run(self) -> None:
+        self.reference()
+        if self.phase == "setup" or not hasattr(self, "flush"):
+            return
+        try:
+            self.load_candidate()
+        except CandidateFailure as failure:
+            self.channel.send("error", scope="import", message=str(failure))
+            return
+        try:
+            self.verify()
+            self.profile()
+        except Exception as error:
+            self.channel.send("error", scope="run", message=f"{self.phase}: {one_line(error)}")
+        self.final_observations()
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]))
+    worker = Worker(job, channel)
+    try:
+        worker.run()
+        channel.send("done")
+    except Exception as error:
+        scope = "task" if worker.phase == "setup" else ("baseline" if worker.phase == "baseline" else "run")
+        detail = one_line(error) if scope != "run" else f"{worker.phase}: {one_line(error)}"
+        channel.send("error", scope=scope, message=detail, traceback=traceback.format_exc()[-4000:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
