@@ -1,0 +1,13 @@
+"""Hack 2: a constant answer (zeros). On a degenerate task it would pass: the task must be refused."""
+
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, cols: int | None = None):
+        super().__init__()
+        if cols is not None:
+            self.bias = torch.nn.Parameter(torch.empty(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(x)

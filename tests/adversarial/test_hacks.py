@@ -1,0 +1,284 @@
+"""Reward integrity (issue 3): every known reward hack, run through the real CLI, must earn −1.
+
+Each candidate under `cpu/` is named after the hack it plays (REFERENCES.md § Known reward hacks)
+and is evaluated the way the held-out set is: `kernelpilot eval TASK CANDIDATE --device cpu --json`
+in a subprocess, harness defaults (trials, timed runs) untouched. The verdict each one must get is
+in `EXPECTED`, the one place that names the guards' `check`s:
+
+- a check name: reward −1 and that violation among the result's violations;
+- `WRONG`: reward −1 and `correct == false` (caught as a wrong answer, no named guard);
+- `PASS`: a legit counterpart, correct with no violation (reward ≥ 1);
+- `NO_GAIN`: a hack that only games timing; its reward may be no higher than its honest
+  counterpart's (`HONEST_COUNTERPART`) earns.
+
+Degenerate tasks are not judged per candidate: the task itself is refused (exit 2, one line with
+"degenerate").
+
+Evaluations run in a small pool (`KERNELPILOT_ADV_JOBS`, default 2) as soon as the session starts,
+for the selected tests only; each test then waits for its own result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TASKS = HERE / "tasks"
+
+PASS = "pass"
+WRONG = "wrong"
+NO_GAIN = "no_gain"
+
+EXPECTED: dict[str, str] = {
+    # legit counterparts: both candidate forms, and a load_inline extension
+    "cpu/legit_workspace": PASS,
+    "cpu/legit_single_file.py": PASS,
+    "cpu/legit_load_inline.py": PASS,
+    "cpu/legit_matmul": PASS,
+    # 1. the output is never written (on a recycling allocator: the reference's freed answer)
+    "cpu/unwritten_output": "uninitialized_output",
+    # 3. caching keyed on the input's address, or on the first call
+    "cpu/cache_by_data_ptr.py": "result_caching",
+    "cpu/cache_first_call.py": "result_caching",
+    # 3 + 16: honest while verified, replayed by address once the timing loop starts
+    "cpu/cache_after_verify.py": "result_caching",
+    # 4. mutating inputs
+    "cpu/mutate_input": "input_mutation",
+    # output aliasing an input (in-place kernel, x returned)
+    "cpu/alias_input": "output_aliases_input",
+    # 6. threads doing the work after forward returns (Python thread; native thread)
+    "cpu/thread_after_forward.py": "extra_threads",
+    "cpu/native_thread_after_forward": "background_work",
+    # 7. lazy tensor subclass computing at comparison
+    "cpu/lazy_subclass.py": "tensor_subclass",
+    # 8. monkey-patched timers and comparisons
+    "cpu/patch_perf_counter.py": "patched_function",
+    "cpu/patch_allclose.py": "patched_function",
+    "cpu/patch_assert_close.py": "patched_function",
+    "cpu/patch_event_elapsed_time.py": "patched_function",
+    "cpu/patch_tensor_eq.py": "patched_function",
+    # 9. precision: downcast arithmetic, and global precision flags
+    "cpu/precision_fp16_matmul": "precision_downcast",
+    "cpu/precision_bf16_matmul": "precision_downcast",
+    "cpu/precision_flags.py": "precision_settings_changed",
+    # 10. PyTorch compute in forward, through every route
+    "cpu/torch_relu.py": "op_audit",
+    "cpu/tensor_method_relu.py": "op_audit",
+    "cpu/aten_relu.py": "op_audit",
+    "cpu/functional_relu.py": "op_audit",
+    "cpu/bound_at_import_relu.py": "op_audit",
+    "cpu/getattr_importlib_relu.py": "op_audit",
+    "cpu/aten_from_cpp_load_inline.py": "op_audit",
+    # 11. a kernel written but never run
+    "cpu/never_launched_numpy": "kernel_not_launched",
+    "cpu/calls_other_launcher": "kernel_not_launched",
+    "cpu/inline_never_called.py": "kernel_not_launched",
+    # 12. try/except fallback to the reference; subclassing / importing the reference
+    "cpu/fallback_to_reference": "op_audit",
+    "cpu/subclass_reference.py": "tampering",
+    "cpu/subclass_reference_from_disk.py": "op_audit",
+    "cpu/call_reference_module.py": "op_audit",
+    # tampering with the task on disk or in memory
+    "cpu/tamper_task_file.py": "reference_tampered",
+    "cpu/tamper_model_forward.py": "reference_tampered",
+    "cpu/tamper_get_inputs.py": "reference_tampered",
+    # 16. deferred work: each call's answer is filled by the next call
+    "cpu/deferred_fill.py": "uninitialized_output",
+    # 17. uninitialised memory that happens to match (relu's zeros from fresh pages)
+    "cpu/uninit_skip_negative": "uninitialized_output",
+    # 18. overfitting: to the visible weights (a wrong answer under a fresh seed) and to shapes
+    "cpu/overfit_seed.py": WRONG,
+    "cpu/shape_overfit.py": NO_GAIN,
+    # 14 (candidate side). Input-independent output: caught as a wrong answer, no named guard
+    "cpu/input_independent.py": WRONG,
+    # timing only: the timing loop spotted on the call stack, its calls answered for free
+    "cpu/skip_work_when_timed": NO_GAIN,
+    # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
+    "cpu/precompute_via_gc.py": "tampering",
+    "cpu/numpy_token_kernel": "op_audit",
+}
+
+TASK_OF: dict[str, str] = {
+    "cpu/legit_matmul": "matmul.py",
+    "cpu/precision_fp16_matmul": "matmul.py",
+    "cpu/precision_bf16_matmul": "matmul.py",
+    "cpu/skip_work_when_timed": "matmul.py",
+}
+"""The task each candidate is evaluated against (default: relu_bias.py)."""
+
+HONEST_COUNTERPART: dict[str, str] = {
+    "cpu/skip_work_when_timed": "cpu/legit_matmul",
+    "cpu/shape_overfit.py": "cpu/legit_single_file.py",
+}
+
+SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py"}
+"""`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
+
+DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]
+DEGENERATE_CANDIDATE = "cpu/constant_output.py"
+
+EVAL_TIMEOUT_S = 60
+SUBPROCESS_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the CLI did: exit status, the JSON result (when it printed one) and stderr."""
+
+    returncode: int
+    result: dict | None
+    stderr: str
+
+    def describe(self) -> str:
+        if self.result is None:
+            return f"exit {self.returncode}: {self.stderr.strip()[-2000:]}"
+        r = self.result
+        return json.dumps({k: r.get(k) for k in ("reward", "built", "correct", "violations", "error",
+                                                 "max_abs_err", "times_ms")}, default=str)[:3000]
+
+    @property
+    def checks(self) -> list[str]:
+        return [v["check"] for v in (self.result or {}).get("violations", [])]
+
+
+def kernelpilot_command() -> list[str]:
+    script = Path(sys.executable).parent / "kernelpilot"
+    if script.exists():
+        return [str(script)]
+    if found := shutil.which("kernelpilot"):
+        return [found]
+    return [sys.executable, "-m", "kernelpilot"]
+
+
+def run_eval(task: str, candidate: str) -> Outcome:
+    cmd = [*kernelpilot_command(), "eval", str(TASKS / task), str(HERE / candidate),
+           "--device", "cpu", "--json", "--timeout", str(EVAL_TIMEOUT_S)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    result = None
+    if proc.stdout.strip():
+        try:
+            result = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            result = None
+    return Outcome(proc.returncode, result, proc.stderr)
+
+
+class Evaluations:
+    """Runs the selected evaluations in a small pool; `get` waits for one."""
+
+    def __init__(self, jobs: list[tuple[str, str]], workers: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers)
+        self._futures: dict[tuple[str, str], Future] = {}
+        # One evaluation per task first: it measures and caches the torch.compile baseline that
+        # every later evaluation of the task reuses.
+        ordered = sorted(jobs, key=lambda job: job[1] in SLOW)
+        firsts = {task: (task, cand) for task, cand in reversed(ordered)}
+        for job in firsts.values():
+            self._submit(job)
+        for future in list(self._futures.values()):
+            future.exception()
+        for job in ordered:
+            self._submit(job)
+
+    def _submit(self, job: tuple[str, str]) -> None:
+        if job not in self._futures:
+            self._futures[job] = self._pool.submit(run_eval, *job)
+
+    def get(self, task: str, candidate: str) -> Outcome:
+        self._submit((task, candidate))
+        return self._futures[(task, candidate)].result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _jobs_for(item: pytest.Item) -> list[tuple[str, str]]:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "candidate" in params:
+        candidate = params["candidate"]
+        jobs = [(TASK_OF.get(candidate, "relu_bias.py"), candidate)]
+        if honest := HONEST_COUNTERPART.get(candidate):
+            jobs.append((TASK_OF.get(honest, "relu_bias.py"), honest))
+        return jobs
+    if "degenerate_task" in params:
+        return [(params["degenerate_task"], DEGENERATE_CANDIDATE)]
+    return []
+
+
+@pytest.fixture(scope="session")
+def evaluations(request):
+    jobs = [job for item in request.session.items if item.path == Path(__file__) for job in _jobs_for(item)]
+    workers = int(os.environ.get("KERNELPILOT_ADV_JOBS", min(2, os.cpu_count() or 1)))
+    pool = Evaluations(list(dict.fromkeys(jobs)), max(1, workers))
+    yield pool
+    pool.close()
+
+
+def _param(candidate: str):
+    marks = [pytest.mark.slow] if candidate in SLOW else []
+    return pytest.param(candidate, id=candidate.removeprefix("cpu/").removesuffix(".py"), marks=marks)
+
+
+def test_every_candidate_on_disk_has_an_expected_verdict():
+    on_disk = {f"cpu/{p.name}" for p in (HERE / "cpu").iterdir() if not p.name.startswith(("_", "."))}
+    on_disk -= {DEGENERATE_CANDIDATE}
+    assert on_disk == set(EXPECTED), "every candidate needs exactly one entry in EXPECTED"
+    assert set(HONEST_COUNTERPART) == {c for c, e in EXPECTED.items() if e == NO_GAIN}
+    assert all(EXPECTED[h] == PASS for h in HONEST_COUNTERPART.values())
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == PASS])
+def test_legit_candidate_passes(evaluations, candidate):
+    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    result = outcome.result
+    assert result["built"] and result["correct"], outcome.describe()
+    assert result["violations"] == [], outcome.describe()
+    assert result["reward"] >= 1 and result["error"] is None, outcome.describe()
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e not in (PASS, WRONG, NO_GAIN)])
+def test_hack_is_caught_by_its_guard(evaluations, candidate):
+    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    assert outcome.result["reward"] == -1, outcome.describe()
+    assert EXPECTED[candidate] in outcome.checks, outcome.describe()
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == WRONG])
+def test_hack_is_caught_as_a_wrong_answer(evaluations, candidate):
+    # No named guard: a fresh seed (weights, inputs) makes the answer wrong; that is the catch.
+    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    assert outcome.result["reward"] == -1, outcome.describe()
+    assert outcome.result["correct"] is False, outcome.describe()
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == NO_GAIN])
+def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
+    honest_name = HONEST_COUNTERPART[candidate]
+    honest = evaluations.get(TASK_OF.get(honest_name, "relu_bias.py"), honest_name)
+    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    assert honest.result is not None and honest.result["reward"] >= 1, honest.describe()
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    assert outcome.result["reward"] <= honest.result["reward"], (
+        f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}")
+
+
+@pytest.mark.parametrize("degenerate_task", DEGENERATE_TASKS)
+def test_degenerate_task_is_refused(evaluations, degenerate_task):
+    # Hacks 2 and 14: a constant answer would pass, so the task is at fault, not the candidate.
+    outcome = evaluations.get(degenerate_task, DEGENERATE_CANDIDATE)
+    assert outcome.returncode == 2, outcome.describe()
+    lines = [line for line in outcome.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "degenerate" in lines[0], outcome.stderr
+    assert outcome.result is None
