@@ -13,11 +13,11 @@ def options_from(args) -> EvalOptions:
     defaults = EvalOptions()
     return EvalOptions(
         device=args.device or ("cuda" if torch.cuda.is_available() else "cpu"),
-        trials=args.trials or defaults.trials,
-        timed_runs=args.timed_runs or defaults.timed_runs,
+        trials=defaults.trials if args.trials is None else args.trials,
+        timed_runs=defaults.timed_runs if args.timed_runs is None else args.timed_runs,
         tol=args.tol,
-        timeout_s=args.timeout or defaults.timeout_s,
-        build_timeout_s=args.build_timeout or defaults.build_timeout_s,
+        timeout_s=defaults.timeout_s if args.timeout is None else args.timeout,
+        build_timeout_s=defaults.build_timeout_s if args.build_timeout is None else args.build_timeout,
         compile_modes=tuple(m.strip() for m in args.compile_modes.split(",") if m.strip())
         if args.compile_modes else defaults.compile_modes,
         policy=args.policy,

@@ -12,7 +12,7 @@ everything that goes wrong with the candidate itself (build, crash, timeout, wro
 is a verdict with reward −1.
 """
 
-from kernelpilot.harness.evaluate import evaluate
+from kernelpilot.harness.evaluation import evaluate
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
 

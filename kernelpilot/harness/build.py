@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelpilot.harness.paths import cache_dir
+from kernelpilot.harness.paths import cache_dir, find_cached
 
 CUDA_SOURCES = (".cu",)
 HOST_SOURCES = (".cpp", ".cc", ".c")
@@ -140,7 +140,8 @@ def build_kernels(kernels_dir: Path, backend: str, on_log: LogSink | None = None
         key = _digest(" ".join(cmd), toolchain, source.name, source.read_bytes(), headers)
         return objects_dir / f"{source.stem}-{key}.o", cmd
 
-    plan = [(source, *object_for(source)) for source in sources]
+    plan = [(source, find_cached("build/objects", obj.name) or obj, cmd)
+            for source, (obj, cmd) in ((source, object_for(source)) for source in sources)]
     stale = [(s, o, c) for s, o, c in plan if not o.exists()]
     for source, _, _ in plan:
         log(f"{'compile' if any(s == source for s, _, _ in stale) else 'cached '}  {source.relative_to(workspace)}")
@@ -166,7 +167,8 @@ def build_kernels(kernels_dir: Path, backend: str, on_log: LogSink | None = None
         return finish(False, None, compiled)
 
     objects = [o for _, o, _ in plan]
-    library = cache_dir("build") / "lib" / f"kernels-{_digest(*(o.name for o in objects))}.so"
+    library_name = f"kernels-{_digest(*(o.name for o in objects))}.so"
+    library = find_cached("build/lib", library_name) or cache_dir("build") / "lib" / library_name
     if not library.exists():
         library.parent.mkdir(parents=True, exist_ok=True)
         tmp_lib = library.with_suffix(f".{os.getpid()}.tmp.so")

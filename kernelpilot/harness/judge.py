@@ -27,13 +27,13 @@ from kernelpilot.harness.verify import (
     check_outputs,
     degenerate_reason,
     is_unwritten,
-    passes_at_half_precision,
+    looks_downcast,
     structural_problem,
     tolerance,
 )
 
 if TYPE_CHECKING:
-    from kernelpilot.harness.evaluate import Run
+    from kernelpilot.harness.evaluation import Run
 
 TRUSTED_PHASES = {"setup", "baseline"}
 ALLOWED = {
@@ -72,6 +72,7 @@ class Observations:
     finished: bool = False
     ignored: list[str] = field(default_factory=list)
     reference_file_changed: bool = False
+    task_checked: bool = False
     worker_output: str = ""
 
     def fail(self, phase: str, message: str) -> None:
@@ -246,7 +247,7 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
             violations["result_caching"] = f"{label}: same answer as an earlier call with other inputs"
         elif label.startswith("re-check") and len(passed_outputs) == len(obs.trials) and obs.trials:
             violations["result_caching"] = "answers were right during verification, wrong after timing"
-        if ref.native[0].dtype in (torch.float32, torch.float64) and passes_at_half_precision(outputs, ref):
+        if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
             violations["precision_downcast"] = f"{label}: matches only at fp16 tolerance"
     if obs.trials and len(obs.post_checks) == 0 and all_ok and obs.error is None:
         all_ok = False
@@ -263,8 +264,9 @@ def check_task(run: Run, obs: Observations) -> None:
     """Task problems end the evaluation with `TaskError` (exit 2): the task, not the candidate, is at fault."""
     if obs.error and obs.error[0] in ("task", "baseline"):
         raise TaskError(f"task {run.task.name}: {obs.error[1]}")
-    if len(obs.references) < len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"]):
+    if obs.task_checked or len(obs.references) < len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"]):
         return
+    obs.task_checked = True
     if reason := degenerate_reason(obs.references, run.options.tol):
         raise TaskError(f"degenerate task {run.task.name}: {reason}; a trivial answer would pass, so it cannot "
                         "judge a kernel")

@@ -26,8 +26,8 @@ from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
-from kernelpilot.harness.judge import Observations, judge
-from kernelpilot.harness.paths import cache_dir
+from kernelpilot.harness.judge import Observations, check_task, judge
+from kernelpilot.harness.paths import cache_dir, cache_root
 from kernelpilot.harness.protocol import (
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
@@ -41,6 +41,7 @@ from kernelpilot.harness.sandbox import isolation_kind, sandboxed, scrubbed_env
 from kernelpilot.harness.task import Candidate, check_task_file, locate_candidate, sha256_file
 
 LogSink = Callable[[str], None]
+SCRATCH_SHM_MIN_FREE = 4 << 30
 
 PHASE_LIMITS = {"setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
 """Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
@@ -54,6 +55,15 @@ def device_identity(device: str) -> str:
     except (OSError, StopIteration):
         model = "cpu"
     return f"{model} x{os.cpu_count()}"
+
+
+def _scratch_parent() -> str | None:
+    """Shared memory when there is room: reference answers and outputs pass through here."""
+    try:
+        usage = shutil.disk_usage("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if usage.free > SCRATCH_SHM_MIN_FREE and os.access("/dev/shm", os.W_OK) else None
 
 
 def check_options(options: EvalOptions) -> None:
@@ -103,7 +113,7 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
     check_task_file(task_path)
     located = locate_candidate(Path(candidate).resolve())
     log = on_log or (lambda line: None)
-    scratch = Path(tempfile.mkdtemp(prefix="kernelpilot-eval-"))
+    scratch = Path(tempfile.mkdtemp(prefix="kernelpilot-eval-", dir=_scratch_parent()))
     try:
         private_task = scratch / "task" / task_path.name
         private_task.parent.mkdir()
@@ -182,6 +192,8 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
 def _worker_env(run: Run) -> dict[str, str]:
     extensions = cache_dir("torch_extensions")
     return scrubbed_env({
+        "KERNELPILOT_CACHE_DIR": str(run.scratch / "cache"),
+        "KERNELPILOT_SHARED_CACHE": str(cache_root()),
         **run.options.env,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
@@ -230,18 +242,27 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase = new_phase
                 log(f"[{phase}]")
             observations.receive(message, phase)
+            check_task(run, observations)
             if message.kind == "done":
                 break
     finally:
         _stop(process)
         os.close(read_fd)
         stdout_log.close()
-    observations.worker_output = (run.scratch / "worker.log").read_text(errors="replace")[-4000:]
-    if process.returncode and process.returncode < 0 and not observations.finished:
-        name = signal.Signals(-process.returncode).name
-        observations.fail(phase, f"the candidate's process crashed ({name}) during {phase}")
-    elif not observations.finished and not observations.error:
+    output = (run.scratch / "worker.log").read_text(errors="replace")
+    observations.worker_output = "\n".join(line for line in output.splitlines()[-40:] if not line.startswith("USDT:"))
+    if observations.finished or observations.error:
+        return
+    if signum := _death_signal(process.returncode):
+        observations.fail(phase, f"the candidate's process crashed ({signal.Signals(signum).name}) during {phase}")
+    else:
         observations.fail(phase, f"the candidate's process exited (status {process.returncode}) during {phase}")
+
+
+def _death_signal(returncode: int) -> int | None:
+    """The signal that ended the worker: negative from Popen, 128 + n through bwrap's init."""
+    signum = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 128 + 65 else None
+    return signum if signum in signal.valid_signals() else None
 
 
 def _stop(process: subprocess.Popen) -> None:

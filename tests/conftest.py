@@ -1,0 +1,21 @@
+"""Shared test setup: an isolated kernelpilot cache per test session, and the `gpu` marker's skip."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+import torch
+
+_CACHE = tempfile.mkdtemp(prefix="kernelpilot-test-cache-")
+os.environ.setdefault("KERNELPILOT_CACHE_DIR", _CACHE)
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,108 @@
+"""The harness end to end on the CPU backend: real C++ builds, real runs, real timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelpilot.harness import EvalOptions, evaluate
+
+CASES = Path(__file__).parent / "cases"
+TASK = CASES / "relu_scale.py"
+SMALL = CASES / "relu_scale_small.py"
+CPU = EvalOptions(device="cpu")
+
+
+def kernelpilot(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kernelpilot", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def fused():
+    return evaluate(TASK, CASES / "fused", CPU)
+
+
+def test_fused_kernel_is_correct_and_beats_eager(fused):
+    assert fused.built and fused.correct and not fused.violations, fused.error
+    assert fused.reward >= 2, fused.times_ms
+    assert fused.speedup_vs_eager > 1.05
+    assert fused.max_abs_err < 1e-4
+    assert fused.times_ms["compile"] is not None, "torch.compile is timed in the same run"
+    assert {"kernelpilot::relu_bias_scale"} <= {k.name for k in fused.kernels}
+
+
+def test_result_records_the_protocol(fused):
+    protocol = fused.protocol
+    assert protocol["trials"] >= 5 and protocol["timed_runs"] >= 30
+    assert len(set(protocol["verify_seeds"])) == protocol["trials"]
+    assert protocol["isolation"] in ("bwrap", "unshare", "none")
+    assert protocol["reference_dtype"] == "float64"
+
+
+def test_wrong_kernel_gets_minus_one_with_the_mismatch():
+    result = evaluate(SMALL, CASES / "wrong", CPU)
+    assert result.built and not result.correct and result.reward == -1
+    assert "elements differ" in result.error
+    worst = result.outputs[0]
+    assert worst.mismatched > 0 and worst.first_mismatches
+    assert worst.error_grid and max(max(row) for row in worst.error_grid) > worst.atol
+
+
+def test_compile_error_is_a_verdict_with_the_compilers_message():
+    result = evaluate(SMALL, CASES / "broken", CPU)
+    assert not result.built and result.reward == -1
+    assert "kernels/relu_bias_scale.cpp:" in result.error
+    assert "error" in result.build_log
+
+
+def test_single_file_candidate_with_embedded_kernel():
+    result = evaluate(SMALL, CASES / "single_file.py", CPU)
+    assert result.correct and not result.violations, (result.error, result.violations)
+    assert result.reward >= 1
+
+
+def test_hanging_kernel_times_out_instead_of_hanging():
+    result = evaluate(SMALL, CASES / "hang", EvalOptions(device="cpu", timeout_s=5))
+    assert result.reward == -1
+    assert "timed out after 5 s" in result.error
+
+
+def test_crashing_kernel_is_a_verdict_not_a_crash():
+    result = evaluate(SMALL, CASES / "crash", CPU)
+    assert result.reward == -1
+    assert "SIGSEGV" in result.error
+
+
+def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
+    proc = kernelpilot("eval", str(SMALL), str(CASES / "broken"), "--device", "cpu", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["reward"] == -1 and data["built"] is False
+    assert {"task", "candidate", "device", "built", "correct", "reward", "violations", "error", "max_abs_err",
+            "max_rel_err", "times_ms", "spread_pct", "speedup_vs_eager", "speedup_vs_compile", "kernels",
+            "protocol"} <= set(data)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["eval", "nope.py", str(CASES / "fused"), "--device", "cpu"], "task file not found"),
+    (["eval", str(CASES / "missing_names.py"), str(CASES / "fused"), "--device", "cpu"], "does not define"),
+    (["eval", str(SMALL), str(CASES / "nothing_here"), "--device", "cpu"], "candidate not found"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--trials", "0"], "at least 1"),
+    (["eval", str(SMALL)], "required"),
+])
+def test_unusable_input_is_one_line_and_exit_two(args, message):
+    proc = kernelpilot(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_degenerate_task_is_rejected_with_exit_two():
+    proc = kernelpilot("eval", str(CASES / "degenerate.py"), str(CASES / "single_file.py"), "--device", "cpu")
+    assert proc.returncode == 2
+    assert "degenerate" in proc.stderr and "Traceback" not in proc.stderr
