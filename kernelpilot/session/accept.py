@@ -1,0 +1,256 @@
+"""Accept, reject and undo: the only way a candidate reaches the user's project.
+
+A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
+to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
+KernelBench-style file (`<stem>_new.py`, kernels embedded), and commits them on the branch
+`kernelpilot/<session id>` when the project is a git repository. Accepting chosen hunks applies
+only those hunks of the diff between the accepted state and the candidate. Undo restores exactly
+what the last accept overwrote (with a commit of its own: history is never rewritten).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelpilot.errors import SessionError
+from kernelpilot.harness.result import EvalResult
+
+FORMS = ("workspace", "single")
+CONTEXT_LINES = 3
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a unified diff between two file sets, addressable by `id` for partial accepts."""
+
+    path: str
+    number: int
+    header: str
+    lines: tuple[str, ...]
+    """Unified-diff body lines, each starting with ' ', '-' or '+'."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}#{self.number}"
+
+
+def _lines(text: str | None) -> list[str]:
+    return (text or "").splitlines(keepends=True)
+
+
+def _matcher(old: str | None, new: str | None) -> difflib.SequenceMatcher:
+    return difflib.SequenceMatcher(None, _lines(old), _lines(new), autojunk=False)
+
+
+def hunks(old: dict[str, str], new: dict[str, str]) -> list[Hunk]:
+    """Hunks of every changed file, files in path order (a missing file diffs as empty)."""
+    found = []
+    for path in sorted(old.keys() | new.keys()):
+        if old.get(path) == new.get(path):
+            continue
+        matcher = _matcher(old.get(path), new.get(path))
+        a, b = matcher.a, matcher.b
+        for number, group in enumerate(matcher.get_grouped_opcodes(CONTEXT_LINES)):
+            (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+            header = f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@"
+            body = []
+            for tag, a1, a2, b1, b2 in group:
+                if tag == "equal":
+                    body += [" " + line for line in a[a1:a2]]
+                    continue
+                body += ["-" + line for line in a[a1:a2]]
+                body += ["+" + line for line in b[b1:b2]]
+            found.append(Hunk(path, number, header, tuple(line.rstrip("\n") for line in body)))
+    return found
+
+
+def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str]) -> dict[str, str]:
+    """`old` with only the chosen hunks (by `Hunk.id`) of the diff to `new` applied."""
+    chosen = set(chosen)
+    result = dict(old)
+    for path in sorted(old.keys() | new.keys()):
+        if old.get(path) == new.get(path):
+            continue
+        matcher = _matcher(old.get(path), new.get(path))
+        picked = {
+            (tag, i1, i2, j1, j2)
+            for number, group in enumerate(matcher.get_grouped_opcodes(CONTEXT_LINES))
+            if f"{path}#{number}" in chosen
+            for tag, i1, i2, j1, j2 in group
+            if tag != "equal"
+        }
+        if not picked:
+            continue
+        merged = []
+        for opcode in matcher.get_opcodes():
+            tag, i1, i2, j1, j2 = opcode
+            merged += matcher.b[j1:j2] if opcode in picked else matcher.a[i1:i2]
+        if path not in old and not merged:
+            continue
+        if path in old and path not in new and not merged:
+            result.pop(path, None)
+            continue
+        result[path] = "".join(merged)
+    return result
+
+
+_LOAD_KERNELS = re.compile(r"^(\s*\w+\s*=\s*)load_kernels\(.*\)\s*$", re.M)
+_IMPORT = "from kernelpilot.harness.kernels import load_kernels"
+
+
+def single_file(files: dict[str, str]) -> str:
+    """The workspace as one KernelBench-style file: kernel sources embedded, loaded by `load_kernel_sources`."""
+    model = files.get("model_new.py")
+    if model is None:
+        raise SessionError("the candidate has no model_new.py")
+    kernels = {Path(path).name: code for path, code in sorted(files.items()) if path.startswith("kernels/")}
+    if not kernels:
+        return model
+    if not _LOAD_KERNELS.search(model):
+        raise SessionError("model_new.py does not call load_kernels(...): export it in the workspace form")
+    sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}\n"
+    model = model.replace(_IMPORT, _IMPORT.replace("load_kernels", "load_kernel_sources"))
+    return _LOAD_KERNELS.sub(lambda m: sources + m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
+
+
+def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path, str]:
+    """Where each accepted file goes in the user's project, next to the task file."""
+    if form == "single":
+        return {task_path.with_name(f"{task_path.stem}_new.py"): single_file(files)}
+    if form == "workspace":
+        root = task_path.with_name(f"{task_path.stem}_kernelpilot")
+        return {root / path: code for path, code in files.items()}
+    raise SessionError(f"unknown accept form '{form}' (use {' or '.join(FORMS)})")
+
+
+def evaluation_summary(result: EvalResult) -> str:
+    """The evaluation as commit-message lines: verdict, errors, times, speedups, where it ran."""
+    times = result.times_ms
+    lines = [
+        f"status: {result.status}, reward {result.reward}",
+        f"max abs err {result.max_abs_err}, max rel err {result.max_rel_err}",
+        "times (ms): " + ", ".join(f"{k} {v:.4g}" for k, v in times.items() if v is not None),
+        f"speedup vs eager {result.speedup_vs_eager}, vs torch.compile {result.speedup_vs_compile}",
+        f"device: {result.device}",
+    ]
+    lines += [f"violation {v.check}: {v.detail}" for v in result.violations]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What one accept did, enough to undo it."""
+
+    candidate_id: int | None
+    files: dict[str, str]
+    """The accepted state afterwards, as workspace files."""
+    previous: dict[Path, str | None]
+    """Each path this accept touched, with its content before (None: it did not exist)."""
+    commit: str | None = None
+    branch: str | None = None
+    hunks: tuple[str, ...] = ()
+
+
+@dataclass
+class Project:
+    """The user's project around the task file: writes accepts there and takes them back."""
+
+    task_path: Path
+    session_id: str
+    history: list[Acceptance] = field(default_factory=list)
+
+    @property
+    def accepted_files(self) -> dict[str, str]:
+        return dict(self.history[-1].files) if self.history else {}
+
+    @property
+    def branch(self) -> str:
+        return f"kernelpilot/{self.session_id}"
+
+    def accept(self, candidate_id: int | None, files: dict[str, str], result: EvalResult | None,
+               form: str = "workspace", chosen_hunks: Iterable[str] | None = None) -> Acceptance:
+        """Write `files` (or only the chosen hunks of them) into the project, and commit them when under git."""
+        chosen = tuple(chosen_hunks or ())
+        accepted = apply_hunks(self.accepted_files, files, chosen) if chosen else dict(files)
+        targets = destinations(self.task_path, accepted, form)
+        stale = {p for done in self.history[-1:] for p in done.previous if p not in targets}
+        repo = self._repo()
+        if repo is not None:
+            self._switch_to_branch(repo)
+        previous = {path: _read(path) for path in sorted(targets.keys() | stale)}
+        for path in stale:
+            path.unlink(missing_ok=True)
+        for path, code in targets.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(code)
+        scope = "chosen hunks of candidate" if chosen else "candidate"
+        message = f"kernelpilot: accept {scope} {candidate_id} for {self.task_path.name}"
+        if result is not None:
+            message += "\n\n" + evaluation_summary(result)
+        commit = _commit(repo, list(previous), message) if repo is not None else None
+        acceptance = Acceptance(candidate_id, accepted, previous, commit, self.branch if repo else None, chosen)
+        self.history.append(acceptance)
+        return acceptance
+
+    def undo(self) -> Acceptance:
+        """Put back what the last accept overwrote; the accepted state returns to the one before."""
+        if not self.history:
+            raise SessionError("nothing to undo")
+        last = self.history.pop()
+        repo = self._repo()
+        if repo is not None:
+            self._switch_to_branch(repo)
+        for path, code in last.previous.items():
+            if code is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(code)
+        if repo is not None:
+            _commit(repo, list(last.previous), f"kernelpilot: undo accept of candidate {last.candidate_id}")
+        return last
+
+    def _repo(self):
+        import git
+
+        try:
+            return git.Repo(self.task_path.parent, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+
+    def _switch_to_branch(self, repo) -> None:
+        """Commits go on the session's branch; the user's uncommitted changes come along untouched."""
+        import git
+
+        if not repo.head.is_detached and repo.head.is_valid() and repo.active_branch.name == self.branch:
+            return
+        try:
+            if self.branch in repo.heads:
+                repo.git.checkout(self.branch)
+            else:
+                repo.git.checkout("-b", self.branch)
+        except git.GitCommandError as error:
+            raise SessionError(f"cannot switch to branch {self.branch}: {error.stderr.strip()}") from error
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
+def _commit(repo, paths: list[Path], message: str) -> str | None:
+    """Commit exactly `paths` (added, changed or deleted): whatever else the user staged stays staged."""
+    root = Path(repo.working_tree_dir)
+    relative = [str(path.resolve().relative_to(root.resolve())) for path in paths]
+    tracked = set(repo.git.ls_files("--", *relative).splitlines()) if relative else set()
+    in_scope = [p for p, path in zip(relative, paths) if path.exists() or p in tracked]
+    if not in_scope:
+        return None
+    repo.git.add("-A", "--", *in_scope)
+    if not repo.git.diff("--cached", "--name-only", "--", *in_scope).strip():
+        return None
+    repo.git.commit("-m", message, "--", *in_scope)
+    return repo.head.commit.hexsha

@@ -1,0 +1,97 @@
+"""Accept / undo in the user's project, without the UI: files, hunks, git commits."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+
+from kernelpilot.harness.result import EvalResult
+from kernelpilot.session.accept import Project, apply_hunks, hunks, single_file
+
+MODEL = """from pathlib import Path
+
+import torch
+
+from kernelpilot.harness.kernels import load_kernels
+
+ops = load_kernels(Path(__file__).parent / "kernels")
+
+
+class ModelNew(torch.nn.Module):
+    pass
+"""
+KERNEL = 'extern "C" void k(float* x) {}\n'
+RESULT = EvalResult(task="model.py", candidate="c1", device="cpu", built=True, correct=True, reward=2,
+                    times_ms={"eager": 2.0, "compile": 1.5, "candidate": 1.0}, speedup_vs_eager=2.0,
+                    speedup_vs_compile=1.5)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> git.Repo:
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.config_writer().set_value("user", "name", "t").set_value("user", "email", "t@t").release()
+    (tmp_path / "model.py").write_text("# task\n")
+    repo.git.add("model.py")
+    repo.git.commit("-m", "task")
+    return repo
+
+
+def test_hunks_apply_only_the_chosen_ones():
+    old = {"a.txt": "".join(f"{i}\n" for i in range(20))}
+    new = {"a.txt": old["a.txt"].replace("1\n", "one\n", 1).replace("18\n", "eighteen\n"), "b.txt": "new\n"}
+    found = hunks(old, new)
+    assert [h.id for h in found] == ["a.txt#0", "a.txt#1", "b.txt#0"]
+    assert "+one" in found[0].lines and "-1" in found[0].lines
+    assert apply_hunks(old, new, ["a.txt#1"]) == {"a.txt": old["a.txt"].replace("18\n", "eighteen\n")}
+    assert apply_hunks(old, new, [h.id for h in found]) == new
+    assert apply_hunks(new, {}, ["b.txt#0"]) == {"a.txt": new["a.txt"]}
+
+
+def test_single_file_embeds_kernels_and_loads_them_from_sources():
+    text = single_file({"model_new.py": MODEL, "kernels/k.cu": KERNEL})
+    assert "load_kernel_sources(SOURCES)" in text and "'k.cu'" in text
+    assert "load_kernels(" not in text
+    compile(text, "model_new.py", "exec")
+
+
+def test_accept_writes_next_to_the_task_and_commits_on_a_branch(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    done = project.accept(1, {"model_new.py": MODEL, "kernels/k.cu": KERNEL}, RESULT)
+    assert (root / "model_kernelpilot" / "kernels" / "k.cu").read_text() == KERNEL
+    assert repo.active_branch.name == "kernelpilot/s1"
+    assert repo.head.commit.hexsha == done.commit
+    assert "speedup vs eager 2.0" in repo.head.commit.message
+    assert set(repo.head.commit.stats.files) == {"model_kernelpilot/model_new.py", "model_kernelpilot/kernels/k.cu"}
+
+
+def test_accept_leaves_the_users_other_staged_work_alone(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    (root / "notes.txt").write_text("mine\n")
+    repo.git.add("notes.txt")
+    Project(root / "model.py", "s1").accept(1, {"model_new.py": MODEL}, RESULT, form="single")
+    assert "notes.txt" not in repo.head.commit.stats.files
+    assert "notes.txt" in repo.git.diff("--cached", "--name-only")
+    assert (root / "model_new.py").exists()
+
+
+def test_undo_restores_the_tree_and_records_a_commit(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    project.accept(1, {"model_new.py": MODEL}, RESULT)
+    project.accept(2, {"model_new.py": MODEL + "# faster\n"}, RESULT)
+    project.undo()
+    assert (root / "model_kernelpilot" / "model_new.py").read_text() == MODEL
+    project.undo()
+    assert not (root / "model_kernelpilot").joinpath("model_new.py").exists()
+    assert repo.head.commit.message.startswith("kernelpilot: undo accept of candidate 1")
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout == ""
+
+
+def test_accept_outside_git_only_writes_files(tmp_path: Path):
+    (tmp_path / "model.py").write_text("# task\n")
+    done = Project(tmp_path / "model.py", "s1").accept(3, {"model_new.py": MODEL}, None, form="single")
+    assert done.commit is None and (tmp_path / "model_new.py").read_text() == MODEL
