@@ -15,7 +15,8 @@ Degenerate tasks are not judged per candidate: the task itself is refused (exit 
 "degenerate").
 
 Evaluations run in a small pool (`KERNELPILOT_ADV_JOBS`, default 2) as soon as the session starts,
-for the selected tests only; each test then waits for its own result.
+for the selected tests only; each test then waits for its own result. `KERNELPILOT_ADV_RECORD=FILE`
+writes every outcome (exit status, stderr, JSON result) to FILE at the end, as evidence.
 """
 
 from __future__ import annotations
@@ -199,6 +200,12 @@ class Evaluations:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if record := os.environ.get("KERNELPILOT_ADV_RECORD"):
+            done = {f"{task} {cand}": future.result() for (task, cand), future in self._futures.items()
+                    if future.done() and not future.cancelled() and future.exception() is None}
+            Path(record).write_text(json.dumps(
+                {key: {"returncode": o.returncode, "stderr": o.stderr[-2000:], "result": o.result}
+                 for key, o in done.items()}, indent=1, default=str))
 
 
 def _jobs_for(item: pytest.Item) -> list[tuple[str, str]]:
