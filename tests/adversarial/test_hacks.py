@@ -9,7 +9,12 @@ in `EXPECTED`, the one place that names the guards' `check`s:
 - `WRONG`: reward −1 and `correct == false` (caught as a wrong answer, no named guard);
 - `PASS`: a legit counterpart, correct with no violation (reward ≥ 1);
 - `NO_GAIN`: a hack that only games timing; its reward may be no higher than its honest
-  counterpart's (`HONEST_COUNTERPART`) earns.
+  counterpart's (`HONEST_COUNTERPART`) earns;
+- `CRASH`: a kernel that faults: reward −1 with the CUDA error in `error`, never a hang;
+- a tuple: any one of these verdicts will do (work hidden on a side stream is caught either by the
+  timing guard or, when the output is read before that stream finished, as a wrong answer).
+
+Candidates under `cuda/` run with `--device cuda` and are marked `gpu` (skipped without CUDA).
 
 Degenerate tasks are not judged per candidate: the task itself is refused (exit 2, one line with
 "degenerate").
@@ -38,8 +43,9 @@ TASKS = HERE / "tasks"
 PASS = "pass"
 WRONG = "wrong"
 NO_GAIN = "no_gain"
+CRASH = "crash"
 
-EXPECTED: dict[str, str] = {
+EXPECTED: dict[str, str | tuple[str, ...]] = {
     # legit counterparts: both candidate forms, and a load_inline extension
     "cpu/legit_workspace": PASS,
     "cpu/legit_single_file.py": PASS,
@@ -106,6 +112,23 @@ EXPECTED: dict[str, str] = {
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
     "cpu/precompute_via_gc.py": "tampering",
     "cpu/numpy_token_kernel": "op_audit",
+    # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
+    "cuda/legit_relu_bias": PASS,
+    "cuda/legit_side_stream_synced": PASS,
+    "cuda/legit_matmul": PASS,
+    # 1. unwritten output: the caching allocator would hand back the reference's freed answer
+    "cuda/unwritten_output": "uninitialized_output",
+    # 5. 400x the work on a private stream the timed stream never waits for
+    "cuda/side_stream_unsynced": ("side_stream_work", "uninitialized_output", WRONG),
+    # 5 + 16. each output filled later, by work queued on another stream behind a ~1 ms spin
+    "cuda/side_stream_deferred": ("side_stream_work", "uninitialized_output", WRONG),
+    # 9. tf32 / fp16 operands in an fp32 task
+    "cuda/tf32_matmul": "precision_downcast",
+    "cuda/half_matmul": "precision_downcast",
+    # a faulting kernel
+    "cuda/illegal_address": CRASH,
+    # timing only, as on the CPU
+    "cuda/skip_work_when_timed": NO_GAIN,
 }
 
 TASK_OF: dict[str, str] = {
@@ -113,12 +136,17 @@ TASK_OF: dict[str, str] = {
     "cpu/precision_fp16_matmul": "matmul.py",
     "cpu/precision_bf16_matmul": "matmul.py",
     "cpu/skip_work_when_timed": "matmul.py",
+    "cuda/legit_matmul": "matmul.py",
+    "cuda/tf32_matmul": "matmul.py",
+    "cuda/half_matmul": "matmul.py",
+    "cuda/skip_work_when_timed": "matmul.py",
 }
 """The task each candidate is evaluated against (default: relu_bias.py)."""
 
 HONEST_COUNTERPART: dict[str, str] = {
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/shape_overfit.py": "cpu/legit_single_file.py",
+    "cuda/skip_work_when_timed": "cuda/legit_matmul",
 }
 
 SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py"}
@@ -160,9 +188,17 @@ def kernelpilot_command() -> list[str]:
     return [sys.executable, "-m", "kernelpilot"]
 
 
+def device_of(candidate: str) -> str:
+    return candidate.split("/", 1)[0]
+
+
+def task_of(candidate: str) -> str:
+    return TASK_OF.get(candidate, "relu_bias.py")
+
+
 def run_eval(task: str, candidate: str) -> Outcome:
     cmd = [*kernelpilot_command(), "eval", str(TASKS / task), str(HERE / candidate),
-           "--device", "cpu", "--json", "--timeout", str(EVAL_TIMEOUT_S)]
+           "--device", device_of(candidate), "--json", "--timeout", str(EVAL_TIMEOUT_S)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
     result = None
     if proc.stdout.strip():
@@ -210,11 +246,13 @@ class Evaluations:
 
 def _jobs_for(item: pytest.Item) -> list[tuple[str, str]]:
     params = getattr(getattr(item, "callspec", None), "params", {})
+    if item.get_closest_marker("skip"):
+        return []
     if "candidate" in params:
         candidate = params["candidate"]
-        jobs = [(TASK_OF.get(candidate, "relu_bias.py"), candidate)]
+        jobs = [(task_of(candidate), candidate)]
         if honest := HONEST_COUNTERPART.get(candidate):
-            jobs.append((TASK_OF.get(honest, "relu_bias.py"), honest))
+            jobs.append((task_of(honest), honest))
         return jobs
     if "degenerate_task" in params:
         return [(params["degenerate_task"], DEGENERATE_CANDIDATE)]
@@ -232,20 +270,33 @@ def evaluations(request):
 
 def _param(candidate: str):
     marks = [pytest.mark.slow] if candidate in SLOW else []
+    if device_of(candidate) == "cuda":
+        marks.append(pytest.mark.gpu)
     return pytest.param(candidate, id=candidate.removeprefix("cpu/").removesuffix(".py"), marks=marks)
 
 
+def _expecting(*verdicts: str) -> list:
+    """Candidates whose expected verdict is one of `verdicts` (a check name stands for itself)."""
+    return [_param(c) for c, e in EXPECTED.items() if (e in verdicts if isinstance(e, str) else False)]
+
+
+def _expecting_a_guard() -> list:
+    special = (PASS, WRONG, NO_GAIN, CRASH)
+    return [_param(c) for c, e in EXPECTED.items() if isinstance(e, tuple) or e not in special]
+
+
 def test_every_candidate_on_disk_has_an_expected_verdict():
-    on_disk = {f"cpu/{p.name}" for p in (HERE / "cpu").iterdir() if not p.name.startswith(("_", "."))}
+    on_disk = {f"{device}/{p.name}" for device in ("cpu", "cuda") for p in (HERE / device).iterdir()
+               if not p.name.startswith(("_", "."))}
     on_disk -= {DEGENERATE_CANDIDATE}
     assert on_disk == set(EXPECTED), "every candidate needs exactly one entry in EXPECTED"
     assert set(HONEST_COUNTERPART) == {c for c, e in EXPECTED.items() if e == NO_GAIN}
     assert all(EXPECTED[h] == PASS for h in HONEST_COUNTERPART.values())
 
 
-@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == PASS])
+@pytest.mark.parametrize("candidate", _expecting(PASS))
 def test_legit_candidate_passes(evaluations, candidate):
-    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    outcome = evaluations.get(task_of(candidate), candidate)
     assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
     result = outcome.result
     assert result["built"] and result["correct"], outcome.describe()
@@ -253,32 +304,47 @@ def test_legit_candidate_passes(evaluations, candidate):
     assert result["reward"] >= 1 and result["error"] is None, outcome.describe()
 
 
-@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e not in (PASS, WRONG, NO_GAIN)])
+@pytest.mark.parametrize("candidate", _expecting_a_guard())
 def test_hack_is_caught_by_its_guard(evaluations, candidate):
-    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    outcome = evaluations.get(task_of(candidate), candidate)
     assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
     assert outcome.result["reward"] == -1, outcome.describe()
-    assert EXPECTED[candidate] in outcome.checks, outcome.describe()
+    expected = EXPECTED[candidate]
+    accepted = expected if isinstance(expected, tuple) else (expected,)
+    caught_as_wrong = WRONG in accepted and outcome.result["correct"] is False
+    assert caught_as_wrong or set(accepted) & set(outcome.checks), outcome.describe()
 
 
-@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == WRONG])
+@pytest.mark.parametrize("candidate", _expecting(WRONG))
 def test_hack_is_caught_as_a_wrong_answer(evaluations, candidate):
     # No named guard: a fresh seed (weights, inputs) makes the answer wrong; that is the catch.
-    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    outcome = evaluations.get(task_of(candidate), candidate)
     assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
     assert outcome.result["reward"] == -1, outcome.describe()
     assert outcome.result["correct"] is False, outcome.describe()
 
 
-@pytest.mark.parametrize("candidate", [_param(c) for c, e in EXPECTED.items() if e == NO_GAIN])
+@pytest.mark.parametrize("candidate", _expecting(NO_GAIN))
 def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
     honest_name = HONEST_COUNTERPART[candidate]
-    honest = evaluations.get(TASK_OF.get(honest_name, "relu_bias.py"), honest_name)
-    outcome = evaluations.get(TASK_OF.get(candidate, "relu_bias.py"), candidate)
+    honest = evaluations.get(task_of(honest_name), honest_name)
+    outcome = evaluations.get(task_of(candidate), candidate)
     assert honest.result is not None and honest.result["reward"] >= 1, honest.describe()
     assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
     assert outcome.result["reward"] <= honest.result["reward"], (
         f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}")
+
+
+@pytest.mark.parametrize("candidate", _expecting(CRASH))
+def test_faulting_kernel_ends_with_a_clear_error(evaluations, candidate):
+    # The subprocess limit (SUBPROCESS_TIMEOUT_S) turns a hang into a failure; the harness's own
+    # run limit (--timeout) must end it long before, with the fault named.
+    outcome = evaluations.get(task_of(candidate), candidate)
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    result = outcome.result
+    assert result["reward"] == -1 and result["correct"] is False, outcome.describe()
+    assert "illegal memory access" in (result["error"] or ""), outcome.describe()
+    assert "timed out" not in result["error"], outcome.describe()
 
 
 @pytest.mark.parametrize("degenerate_task", DEGENERATE_TASKS)
@@ -289,3 +355,18 @@ def test_degenerate_task_is_refused(evaluations, degenerate_task):
     lines = [line for line in outcome.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1 and "degenerate" in lines[0], outcome.stderr
     assert outcome.result is None
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_cuda_candidates_compile_for_hopper():
+    # Runs without a GPU: the CUDA hacks must fail for what they do, never for a typo.
+    sources = sorted((HERE / "cuda").glob("*/kernels/*.cu"))
+
+    def compile_one(source: Path) -> tuple[Path, subprocess.CompletedProcess]:
+        cmd = ["nvcc", "-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-arch=sm_90a", "-c", str(source),
+               "-o", os.devnull]
+        return source, subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        failed = {str(s.relative_to(HERE)): p.stderr for s, p in pool.map(compile_one, sources) if p.returncode}
+    assert sources and not failed, failed
