@@ -1,0 +1,398 @@
+"""The kernelpilot app: watch the agent, steer it, review candidates and accept kernels.
+
+The app composes the widgets and routes session events to them. The session itself (agent turns,
+builds, evaluations) runs in a thread worker; its events come back as `SessionEventArrived`
+messages, so the event loop never waits on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Input, TabbedContent, TabPane
+
+from kernelpilot.errors import KernelpilotError
+from kernelpilot.session.accept import FORMS, Project
+from kernelpilot.session.events import (
+    BuildLogLine,
+    Evaluation,
+    LLMTurn,
+    PermissionAsked,
+    SessionEnded,
+    SessionEvent,
+    SessionStarted,
+    TokenDelta,
+    ToolCall,
+    ToolResult,
+    UserDecision,
+    UserMessage,
+)
+from kernelpilot.tui.commands import ActionsProvider
+from kernelpilot.tui.config import load_keymap, load_state, save_state
+from kernelpilot.tui.driver import SessionDriver
+from kernelpilot.tui.messages import BestChanged, CandidateLoaded, SessionEventArrived, SessionFinished
+from kernelpilot.tui.screens.permission import PermissionScreen
+from kernelpilot.tui.themes import DEFAULT_THEME, load_themes
+from kernelpilot.tui.widgets.candidates import CandidatesTable
+from kernelpilot.tui.widgets.compile_log import CompileLog
+from kernelpilot.tui.widgets.correctness import CorrectnessView
+from kernelpilot.tui.widgets.diff_view import DiffView
+from kernelpilot.tui.widgets.gpu_panel import GpuPanel
+from kernelpilot.tui.widgets.kernel_view import KernelView
+from kernelpilot.tui.widgets.timing import TimingView
+from kernelpilot.tui.widgets.transcript import Transcript
+
+DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
+"""Builds the session driver, given the callback it reports events through (from any thread)."""
+
+
+class KernelpilotApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "kernelpilot"
+    COMMANDS = App.COMMANDS | {ActionsProvider}
+    BINDINGS = [
+        Binding("a", "accept", "Accept", id="accept",
+                tooltip="write the selected candidate (or its chosen hunks) into your project"),
+        Binding("r", "reject", "Reject", id="reject", tooltip="mark the selected candidate rejected"),
+        Binding("u", "undo", "Undo", id="undo", tooltip="take back the last accept"),
+        Binding("d", "cycle_diff_base", "Diff base", id="diff_base",
+                tooltip="diff against the accepted state, the previous or the best candidate"),
+        Binding("f", "toggle_form", "Form", id="accept_form",
+                tooltip="accept as a workspace folder or as one KernelBench-style file"),
+        Binding("i", "focus_steer", "Steer", id="steer", tooltip="type a message for the agent's next turn"),
+        Binding("p", "pause", "Pause/Resume", id="pause", tooltip="pause or resume the agent"),
+        Binding("x", "stop", "Stop", id="stop", tooltip="stop the session"),
+        Binding("q", "quit", "Quit", id="quit", tooltip="leave kernelpilot (the session log is kept)"),
+    ]
+
+    def __init__(self, connect: DriverFactory, *, task_path: Path | None = None, read_only: bool = False,
+                 replay: Iterable[SessionEvent] = (), gpu_interval: float = 2.0) -> None:
+        super().__init__()
+        self._connect = connect
+        self._replay = list(replay)
+        self.read_only = read_only
+        self.task_path = task_path
+        self.gpu_interval = gpu_interval
+        self.driver: SessionDriver | None = None
+        self.project: Project | None = None
+        self.running = False
+        self.paused = False
+        self.loaded: CandidateLoaded | None = None
+        self.accept_form = load_state().get("accept_form", "workspace")
+        self.turns = 0
+        self.cost_usd = 0.0
+        self.title_parts: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield Transcript(id="transcript")
+                yield Input(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
+                            disabled=self.read_only)
+            with Vertical(id="right"):
+                yield CandidatesTable(id="candidates")
+                with TabbedContent(id="views"):
+                    with TabPane("Diff", id="tab-diff"):
+                        yield DiffView(id="diff")
+                    with TabPane("Kernel", id="tab-kernel"):
+                        yield KernelView(id="kernel")
+                    with TabPane("Correctness", id="tab-correctness"):
+                        yield CorrectnessView(id="correctness")
+                    with TabPane("Timing", id="tab-timing"):
+                        yield TimingView(id="timing")
+                    with TabPane("Build log", id="tab-build"):
+                        yield CompileLog(id="build-log")
+                    with TabPane("GPU", id="tab-gpu"):
+                        yield GpuPanel(interval=self.gpu_interval, id="gpu")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        themes, problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            self.notify(problem, title="theme file skipped", severity="warning")
+        remembered = load_state().get("theme", DEFAULT_THEME)
+        self.theme = remembered if remembered in self.available_themes else DEFAULT_THEME
+        self.set_keymap(load_keymap())
+        self.driver = self._connect(self._deliver)
+        for event in self._replay:
+            self._route(event)
+        if self.read_only:
+            self.sub_title = "read-only"
+        else:
+            self.running = True
+            self.run_session()
+        self.query_one(CandidatesTable).focus()
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted:
+            save_state(theme=theme)
+
+    # Session: runs in a thread; its events come back as messages.
+
+    def _deliver(self, event: SessionEvent) -> None:
+        self.post_message(SessionEventArrived(event))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="session")
+    def run_session(self) -> None:
+        try:
+            summary = self.driver.run()
+        except Exception as error:  # a crashing session must not take the app down with it
+            self.post_message(SessionFinished(None, error=f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(SessionFinished(summary))
+
+    @on(SessionEventArrived)
+    def _on_session_event(self, message: SessionEventArrived) -> None:
+        self._route(message.event)
+
+    def _route(self, event: SessionEvent) -> None:
+        transcript = self.query_one(Transcript)
+        match event:
+            case SessionStarted():
+                self.project = Project(self.task_path or Path(event.task_path), event.session_id)
+                self.title_parts = [Path(event.task_path).name, event.model, event.device]
+            case TokenDelta():
+                transcript.add_tokens(event.turn, event.text)
+            case LLMTurn():
+                transcript.end_turn(event.turn, event.response)
+                self.turns, self.cost_usd = event.turn, self.cost_usd + event.cost_usd
+            case ToolCall():
+                transcript.add_tool_call(event.call_id, event.name, event.arguments)
+            case ToolResult():
+                transcript.add_tool_result(event.call_id, event.output, event.ok)
+            case BuildLogLine():
+                self.query_one(CompileLog).add_line(event.candidate_id, event.line)
+            case Evaluation():
+                self._add_candidate(event)
+            case PermissionAsked():
+                self._ask_permission(event)
+            case UserMessage():
+                transcript.add_user(event.text)
+            case UserDecision() if event.candidate_id is not None and event.decision in ("accept", "reject"):
+                self.query_one(CandidatesTable).set_mark(event.candidate_id, event.decision + "ed")
+            case SessionEnded():
+                transcript.add_note(f"session ended: {event.reason}")
+                self.query_one(CandidatesTable).set_best(event.best_candidate_id)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
+        self.sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
+        self.refresh_bindings()
+
+    def _add_candidate(self, event: Evaluation) -> None:
+        table = self.query_one(CandidatesTable)
+        table.add_candidate(event.candidate_id, event.commit, event.result)
+        result = event.result
+        speedup = f", {result.speedup_vs_compile:.2f}× vs torch.compile" if result.speedup_vs_compile else ""
+        self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{speedup}")
+        self.query_one(TimingView).set_history(
+            [(r.speedup_vs_compile or 0.0) if r.passed else 0.0 for r in table.results.values()])
+        self.find_best()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="best")
+    def find_best(self) -> None:
+        best = self.driver.best()
+        self.post_message(BestChanged(best.candidate_id if best else None))
+
+    @on(BestChanged)
+    def _on_best_changed(self, message: BestChanged) -> None:
+        self.query_one(CandidatesTable).set_best(message.candidate_id)
+
+    @on(SessionFinished)
+    def _on_session_finished(self, message: SessionFinished) -> None:
+        self.running = False
+        if message.error:
+            self.query_one(Transcript).add_note(f"session failed: {message.error}")
+            self.notify(message.error, title="session failed", severity="error")
+        self._show_status()
+
+    def _ask_permission(self, event: PermissionAsked) -> None:
+        def answer(choice: str | None) -> None:
+            choice = choice or "deny"
+            self.driver.answer_permission(event.request_id, choice)
+            self.query_one(Transcript).add_note(f"shell `{event.command}`: {choice}")
+
+        self.push_screen(PermissionScreen(event.command), answer)
+
+    # Review: the selected candidate's files, diffs, correctness and timings.
+
+    @on(DataTable.RowHighlighted, "#candidates")
+    def _on_candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one(CandidatesTable)
+        candidate_id = int(event.row_key.value)
+        result = table.results[candidate_id]
+        self.query_one(CorrectnessView).show(result)
+        self.query_one(TimingView).show(result)
+        if result.build_log:
+            self.query_one(CompileLog).show(candidate_id, result.build_log)
+        previous = table.previous_id(candidate_id)
+        self.load_candidate(candidate_id, table.commits[candidate_id],
+                            table.commits.get(previous) if previous is not None else None,
+                            table.commits.get(table.best_id) if table.best_id is not None else None)
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspect")
+    def load_candidate(self, candidate_id: int, commit: str, previous: str | None, best: str | None) -> None:
+        files_at = self.driver.files_at
+        self.post_message(CandidateLoaded(candidate_id, files_at(commit), files_at(previous) if previous else {},
+                                          files_at(best) if best else {}))
+
+    @on(CandidateLoaded)
+    def _on_candidate_loaded(self, message: CandidateLoaded) -> None:
+        if message.candidate_id != self.query_one(CandidatesTable).selected_id:
+            return
+        self.loaded = message
+        self._show_diff()
+        self.query_one(KernelView).show(message.files)
+        self.refresh_bindings()
+
+    def _show_diff(self) -> None:
+        if self.loaded is None:
+            return
+        accepted = self.project.accepted_files if self.project else {}
+        self.query_one(DiffView).show(self.loaded.files,
+                                      {"accepted": accepted, "previous": self.loaded.previous, "best": self.loaded.best})
+
+    def action_show_source(self, path: str, line: int) -> None:
+        """Jump from a build error's file:line to that line in the kernel view."""
+        if self.query_one(KernelView).show_location(path, line):
+            self.query_one(TabbedContent).active = "tab-kernel"
+        else:
+            self.notify(f"{path} is not among the selected candidate's files", severity="warning")
+
+    # Actions.
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """None greys an action out in the footer (and drops it from the palette); False hides it."""
+        live = not self.read_only
+        selected = self.query_one(CandidatesTable).selected_id if self.is_mounted else None
+        match action:
+            case "accept":
+                loaded = self.loaded is not None and self.loaded.candidate_id == selected
+                return live and loaded and self.query_one(CandidatesTable).results[selected].passed or None
+            case "reject":
+                return live and selected is not None or None
+            case "undo":
+                return live and bool(self.project and self.project.history) or None
+            case "accept_form":
+                return live
+            case "cycle_diff_base":
+                return selected is not None or None
+            case "pause" | "stop":
+                return live and (self.running or None)
+            case "focus_steer":
+                return live
+        return True
+
+    def action_accept(self) -> None:
+        diff = self.query_one(DiffView)
+        chosen = sorted(diff.chosen) if diff.base == "accepted" else []
+        table = self.query_one(CandidatesTable)
+        candidate_id = self.loaded.candidate_id
+        self.accept(candidate_id, self.loaded.files, table.results[candidate_id], chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="project")
+    def accept(self, candidate_id: int, files: dict[str, str], result: Any, chosen: list[str]) -> None:
+        try:
+            done = self.project.accept(candidate_id, files, result, self.accept_form, chosen)
+        except KernelpilotError as error:
+            self.call_from_thread(self.notify, str(error), title="not accepted", severity="error")
+            return
+        written = sorted(str(path) for path, _ in done.previous.items() if path.exists())
+        self.driver.record_decision("accept", candidate_id, {"form": self.accept_form, "hunks": list(chosen),
+                                                             "files": written, "commit": done.commit})
+        self.call_from_thread(self._accepted, candidate_id, done.commit, done.branch, written)
+
+    def _accepted(self, candidate_id: int, commit: str | None, branch: str | None, written: list[str]) -> None:
+        table = self.query_one(CandidatesTable)
+        for other, mark in list(table.marks.items()):
+            if mark == "accepted":
+                table.set_mark(other, None)
+        table.set_mark(candidate_id, "accepted")
+        where = f", committed {commit[:8]} on {branch}" if commit else ""
+        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{where}",
+                    title=f"accepted candidate {candidate_id}")
+        self._show_diff()
+        self.refresh_bindings()
+
+    def action_reject(self) -> None:
+        candidate_id = self.query_one(CandidatesTable).selected_id
+        self.record_decision("reject", candidate_id)
+        self.query_one(CandidatesTable).set_mark(candidate_id, "rejected")
+
+    @work(thread=True, exit_on_error=False, group="decisions")
+    def record_decision(self, decision: str, candidate_id: int | None) -> None:
+        self.driver.record_decision(decision, candidate_id, {})
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="project")
+    def action_undo(self) -> None:
+        undone = self.project.undo()
+        self.driver.record_decision("undo", undone.candidate_id, {"commit": undone.commit})
+        self.call_from_thread(self._undone, undone.candidate_id)
+
+    def _undone(self, candidate_id: int | None) -> None:
+        table = self.query_one(CandidatesTable)
+        if candidate_id is not None:
+            table.set_mark(candidate_id, None)
+        if self.project.history:
+            table.set_mark(self.project.history[-1].candidate_id, "accepted")
+        self.notify(f"undid the accept of candidate {candidate_id}")
+        self._show_diff()
+        self.refresh_bindings()
+
+    def action_toggle_form(self) -> None:
+        self.accept_form = FORMS[(FORMS.index(self.accept_form) + 1) % len(FORMS)]
+        save_state(accept_form=self.accept_form)
+        self.notify(f"accept writes the {'single-file' if self.accept_form == 'single' else 'workspace'} form")
+
+    def action_cycle_diff_base(self) -> None:
+        self.query_one(DiffView).cycle_base()
+        self.query_one(TabbedContent).active = "tab-diff"
+
+    def action_focus_steer(self) -> None:
+        self.query_one("#steer", Input).focus()
+
+    @on(Input.Submitted, "#steer")
+    def _on_steer(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text or self.read_only:
+            return
+        event.input.clear()
+        self.driver.steer(text)
+        self.query_one(Transcript).add_user(text, pending=True)
+
+    def action_pause(self) -> None:
+        if self.paused:
+            self.driver.resume()
+        else:
+            self.driver.pause()
+        self.paused = not self.paused
+        self._show_status()
+
+    def action_stop(self) -> None:
+        self.driver.stop()
+        self.query_one(Transcript).add_note("stopping after the current step…")
+
+    async def action_quit(self) -> None:
+        if self.running and self.driver is not None:
+            self.driver.stop()
+        self.exit(0)
+
+
+def run_optimize_app(settings: Any) -> int:
+    """Open the app on a live session (called by `kernelpilot optimize` on a terminal)."""
+    from kernelpilot.agent.controller import SessionController
+
+    app = KernelpilotApp(lambda on_event: SessionController(settings, on_event),
+                         task_path=Path(settings.task_path) if getattr(settings, "task_path", None) else None)
+    return app.run() or 0

@@ -1,0 +1,38 @@
+"""Messages that workers post to the app; the app routes them to widgets with `@on`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from kernelpilot.session.events import SessionEvent
+
+
+@dataclass
+class SessionEventArrived(Message):
+    """An event from the session (posted from the controller's threads, or replayed from a log)."""
+
+    event: SessionEvent
+
+
+@dataclass
+class SessionFinished(Message):
+    summary: Any
+    error: str | None = None
+
+
+@dataclass
+class CandidateLoaded(Message):
+    """A candidate's files, and those of the versions it is diffed against."""
+
+    candidate_id: int
+    files: dict[str, str]
+    previous: dict[str, str]
+    best: dict[str, str]
+
+
+@dataclass
+class BestChanged(Message):
+    candidate_id: int | None

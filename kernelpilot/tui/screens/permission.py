@@ -1,0 +1,46 @@
+"""Asks whether the agent may run a shell command: allow once, always, or deny."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+
+class PermissionScreen(ModalScreen[str]):
+    """Dismisses with "once", "always" or "deny" (escape denies)."""
+
+    DEFAULT_CSS = """
+    PermissionScreen { align: center middle; }
+    PermissionScreen > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    PermissionScreen #command { background: $panel; padding: 0 1; margin: 1 0; }
+    PermissionScreen Horizontal { height: auto; }
+    PermissionScreen Button { margin: 0 1 0 0; }
+    """
+    BINDINGS = [
+        Binding("o", "answer('once')", "Allow once", id="permission_once"),
+        Binding("A", "answer('always')", "Always", id="permission_always"),
+        Binding("n,escape", "answer('deny')", "Deny", id="permission_deny"),
+    ]
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("The agent wants to run a shell command:")
+            yield Static(Text(self.command), id="command")
+            with Horizontal():
+                yield Button("Allow once [o]", id="once", variant="primary")
+                yield Button("Always [A]", id="always")
+                yield Button("Deny [n]", id="deny", variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id)
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer)

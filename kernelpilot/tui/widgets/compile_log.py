@@ -1,0 +1,41 @@
+"""Compiler output as it is produced; `file:line` locations link to the kernel view."""
+
+from __future__ import annotations
+
+import re
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import RichLog
+
+LOCATION = re.compile(r"(?P<path>[\w./-]+\.(?:cu|cuh|cpp|cc|h|hpp|py))[:(](?P<line>\d+)")
+
+
+def linked(line: str) -> Text:
+    """The line with each source location clickable (`app.show_source(path, line)`)."""
+    text = Text(line, style="red" if "error" in line.lower() else "")
+    for match in LOCATION.finditer(line):
+        action = f"app.show_source({match['path']!r}, {int(match['line'])})"
+        text.stylize(Style(underline=True, meta={"@click": action}), match.start(), match.end())
+    return text
+
+
+class CompileLog(RichLog):
+    DEFAULT_CSS = "CompileLog { padding: 0 1; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(wrap=True, markup=False, highlight=False, **kwargs)
+        self.candidate_id: int | None = None
+
+    def add_line(self, candidate_id: int, line: str) -> None:
+        """A live line; a new candidate's build starts a fresh log."""
+        if candidate_id != self.candidate_id:
+            self.show(candidate_id, "")
+        self.write(linked(line.rstrip("\n")))
+
+    def show(self, candidate_id: int, log: str) -> None:
+        self.clear()
+        self.candidate_id = candidate_id
+        self.write(Text(f"build of candidate {candidate_id}", style="bold"))
+        for line in log.splitlines():
+            self.write(linked(line))
