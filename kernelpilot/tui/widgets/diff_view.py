@@ -87,6 +87,7 @@ class DiffView(Vertical):
         listing = self.query_one("#hunks", HunkList)
         listing.clear()
         listing.extend(ListItem(Static(hunk_text(h, h.id in self.chosen))) for h in self.hunks)
+        listing.index = 0 if self.hunks else None
         title = f"vs {BASE_LABELS[self.base]}: {len(self.hunks)} hunks"
         if self.base == "accepted" and self.hunks:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"

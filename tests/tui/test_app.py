@@ -1,0 +1,212 @@
+"""Pilot tests of the app on a scripted session: review, accept / reject / undo, steering, prompts, themes, keys."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import git
+import pytest
+from rich.console import Console
+from textual.content import Content
+from conftest import settle
+from fixtures import FILES, ScriptedSession, script
+
+from kernelpilot.session.events import PermissionAsked, SessionStarted
+from kernelpilot.tui.app import KernelpilotApp
+from kernelpilot.tui.commands import ActionsProvider
+from kernelpilot.tui.widgets.candidates import CandidatesTable
+from kernelpilot.tui.widgets.diff_view import DiffView
+
+SIZE = (160, 48)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A user's git project holding the task file."""
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.config_writer().set_value("user", "name", "t").set_value("user", "email", "t@t").release()
+    (tmp_path / "model.py").write_text("# the user's model\n")
+    repo.git.add("model.py")
+    repo.git.commit("-m", "my model")
+    return tmp_path / "model.py"
+
+
+def make_app(task: Path, events=None, **kwargs) -> tuple[KernelpilotApp, list[ScriptedSession]]:
+    sessions: list[ScriptedSession] = []
+
+    def connect(on_event):
+        sessions.append(ScriptedSession(on_event, events if events is not None else script(str(task))))
+        return sessions[0]
+
+    return KernelpilotApp(connect, task_path=task, gpu_interval=0, **kwargs), sessions
+
+
+def text_of(app: KernelpilotApp, selector: str) -> str:
+    """What a Static shows, as plain text (Rich renderables included)."""
+    console = Console(width=150, record=True, file=io.StringIO())
+    content = app.query_one(selector).content
+    console.print(content if not isinstance(content, Content) else str(content))
+    return console.export_text()
+
+
+async def select(pilot, candidate_id: int) -> None:
+    table = pilot.app.query_one(CandidatesTable)
+    table.move_cursor(row=table.get_row_index(str(candidate_id)))
+    await settle(pilot)
+
+
+async def test_candidates_appear_with_status_speedups_and_best(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.query_one(CandidatesTable)
+        assert [r.status for r in table.results.values()] == [
+            "correct", "wrong", "correct", "build_failed", "guard_violation"]
+        assert table.best_id == 3
+        assert "★ best" in str(table.get_cell("3", "mark"))
+        assert str(table.get_cell("3", "compile")) == "1.51×"
+
+
+async def test_selecting_a_candidate_shows_its_diff_correctness_and_timings(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 2)
+        diff = app.query_one(DiffView)
+        assert {h.path for h in diff.hunks} == {"model_new.py", "kernels/relu_bias_scale.cpp"}
+        assert "wrong results" in text_of(app, "#correctness-report")
+        await pilot.press("d")  # vs the previous candidate: only the changed comparison
+        assert diff.base == "previous"
+        assert [h.path for h in diff.hunks] == ["kernels/relu_bias_scale.cpp"]
+        assert any("+" in line and "v >= 1.f" in line for line in diff.hunks[0].lines)
+        await select(pilot, 3)
+        app.query_one("#views").active = "tab-timing"
+        await pilot.pause()
+        assert "vs torch.compile 1.51×" in text_of(app, "#timing-report")
+        assert app.query_one("#history").data == [0.886, 0.0, 1.51, 0.0, 0.0]
+
+
+async def test_accept_writes_the_candidate_and_commits_it(project):
+    app, sessions = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 3)
+        await pilot.press("a")
+        await settle(pilot)
+    repo = git.Repo(project.parent)
+    written = project.parent / "model_kernelpilot" / "kernels" / "relu_bias_scale.cpp"
+    assert written.read_text() == FILES["c3"]["kernels/relu_bias_scale.cpp"]
+    assert repo.active_branch.name == "kernelpilot/s-test"
+    assert "accept candidate 3" in repo.head.commit.message and "reward 3" in repo.head.commit.message
+    assert sessions[0].decisions[0][:2] == ("accept", 3)
+
+
+async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_nothing(project):
+    app, sessions = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 2)
+        assert not app.check_action("accept", ())
+        await pilot.press("a", "r")
+        await settle(pilot)
+        assert str(app.query_one(CandidatesTable).get_cell("2", "mark")) == "rejected"
+    repo = git.Repo(project.parent)
+    assert sorted(p.name for p in project.parent.iterdir()) == [".git", "model.py"]
+    assert repo.active_branch.name == "main" and len(list(repo.iter_commits())) == 1
+    assert sessions[0].decisions == [("reject", 2, {})]
+
+
+async def test_chosen_hunks_only_and_undo(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 1)
+        app.query_one("#hunks").focus()
+        hunk_ids = [h.id for h in app.query_one(DiffView).hunks]
+        await pilot.press("down", "space")  # the second hunk: model_new.py
+        assert app.query_one(DiffView).chosen == {hunk_ids[1]}
+        await pilot.press("a")
+        await settle(pilot)
+        accepted = project.parent / "model_kernelpilot"
+        assert sorted(str(p.relative_to(accepted)) for p in accepted.rglob("*.*")) == ["model_new.py"]
+        await pilot.press("u")
+        await settle(pilot)
+        assert not (accepted / "model_new.py").exists()
+        assert not app.check_action("undo", ())
+
+
+async def test_steering_message_goes_to_the_session(project):
+    app, sessions = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i", *"use float4", "enter")
+        assert sessions[0].steered == ["use float4"]
+        assert "you › use float4" in [str(w.render()) for w in app.query(".user")]
+
+
+async def test_permission_prompt_answers_the_session(project):
+    events = [*script(str(project))[:1], PermissionAsked(request_id="r1", command="nvcc --version", ts=0.0)]
+    app, sessions = make_app(project, events=events)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "nvcc --version" in str(app.screen.query_one("#command").render())
+        await pilot.press("o")
+        await settle(pilot)
+        assert sessions[0].permissions == [("r1", "once")]
+
+
+async def test_palette_offers_accept_only_with_a_candidate_selected(project):
+    events = script(str(project))[:1]
+    app, _ = make_app(project, events=events)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        provider = ActionsProvider(app.screen)
+        titles = [title for title, _, _ in provider._commands()]
+        assert "Accept" not in titles and "Quit" in titles
+
+
+async def test_theme_choice_is_remembered(project, config_home):
+    app, _ = make_app(project, events=[])
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "kernelpilot-dark"
+        app.theme = "kernelpilot-high-contrast"
+        await pilot.pause()
+    assert 'theme = "kernelpilot-high-contrast"' in (config_home / "kernelpilot" / "state.toml").read_text()
+    app, _ = make_app(project, events=[])
+    async with app.run_test(size=SIZE):
+        assert app.theme == "kernelpilot-high-contrast"
+
+
+async def test_user_themes_and_key_remaps_load_from_the_config_dir(project, config_home):
+    (config_home / "kernelpilot" / "themes").mkdir(parents=True)
+    (config_home / "kernelpilot" / "themes" / "mine.toml").write_text('primary = "#ff0000"\ndark = false\n')
+    (config_home / "kernelpilot" / "config.toml").write_text('[keys]\naccept = "y"\n')
+    app, sessions = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "mine" in app.available_themes
+        await select(pilot, 3)
+        await pilot.press("y")
+        await settle(pilot)
+        assert sessions[0].decisions[0][:2] == ("accept", 3)
+
+
+async def test_read_only_session_can_be_reviewed_but_not_changed(project):
+    events = script(str(project))
+    app, _ = make_app(project, events=[], read_only=True, replay=events)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 3)
+        assert app.query_one(DiffView).hunks
+        assert not app.check_action("accept", ()) and app.check_action("pause", ()) is False
+        assert app.query_one("#steer").disabled
+
+
+async def test_gpu_panel_says_when_there_is_no_gpu(project, monkeypatch):
+    monkeypatch.setattr("kernelpilot.tui.widgets.gpu_panel.sample_gpu", lambda: None)
+    app, _ = make_app(project, events=[SessionStarted(session_id="s", task_path=str(project), task_sha256="",
+                                                      skill="cuda", model="m", sampling={}, device="cpu")])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "no NVIDIA GPU" in text_of(app, "#gpu")
