@@ -1,8 +1,8 @@
 """Probe (hacks 3 + 16, beyond the static scan): every answer precomputed at import, none in forward.
 
-At import the harness's worker object is found through the garbage collector (spelled so a regex
-scan for `gc.get_objects` misses it); its job holds every seed the evaluation will use and its
-task the reference Model and weights. The answers are computed with PyTorch at import, where no
+At import the harness's worker object is found through the garbage collector's object list
+(the name spelled in pieces, so a regex scan of the source misses it); its job holds every seed
+the evaluation will use and its task the reference Model and weights. The answers are computed with PyTorch at import, where no
 op audit looks, and forward only looks them up by the input's first value (`select` + `item`,
 both allowed) and calls a kernel on zero elements so that "a kernel ran".
 """
