@@ -51,6 +51,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/legit_single_file.py": PASS,
     "cpu/legit_load_inline.py": PASS,
     "cpu/legit_matmul": PASS,
+    "cpu/legit_preallocated_output": PASS,
     # 1. the output is never written (on a recycling allocator: the reference's freed answer)
     "cpu/unwritten_output": "uninitialized_output",
     # 3. caching keyed on the input's address, or on the first call
@@ -109,6 +110,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/input_independent.py": WRONG,
     # timing only: the timing loop spotted on the call stack, its calls answered for free
     "cpu/skip_work_when_timed": NO_GAIN,
+    # 16, timing only: a table keyed on input values; every answer right, every timed call a hit
+    "cpu/cache_by_value": NO_GAIN,
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
     "cpu/precompute_via_gc.py": "tampering",
     "cpu/numpy_token_kernel": "op_audit",
@@ -136,6 +139,7 @@ TASK_OF: dict[str, str] = {
     "cpu/precision_fp16_matmul": "matmul.py",
     "cpu/precision_bf16_matmul": "matmul.py",
     "cpu/skip_work_when_timed": "matmul.py",
+    "cpu/cache_by_value": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",
@@ -145,6 +149,7 @@ TASK_OF: dict[str, str] = {
 
 HONEST_COUNTERPART: dict[str, str] = {
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
+    "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/shape_overfit.py": "cpu/legit_single_file.py",
     "cuda/skip_work_when_timed": "cuda/legit_matmul",
 }
