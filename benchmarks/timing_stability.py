@@ -63,7 +63,7 @@ def ncu_median_ms(task: Path, candidate: Path, kernel_regex: str) -> float | Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", type=Path, default=CASES / "relu_scale.py")
+    parser.add_argument("--task", type=Path, default=ROOT / "benchmarks" / "tasks" / "relu_scale_large.py")
     parser.add_argument("--candidate", type=Path, default=CASES / "cuda" / "fused")
     parser.add_argument("--kernel", default="relu_bias_scale_kernel")
     args = parser.parse_args()

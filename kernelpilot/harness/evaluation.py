@@ -224,6 +224,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     channel = ParentChannel(read_fd, run.scratch)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "setup", time.monotonic()
+    phase_started = started = budget_started
     try:
         while True:
             budget = PHASE_LIMITS.get(phase, "run")
@@ -239,13 +240,17 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 new_phase = str(message.fields.get("name"))
                 if PHASE_LIMITS.get(new_phase) != PHASE_LIMITS.get(phase):
                     budget_started = time.monotonic()
-                phase = new_phase
+                now = time.monotonic()
+                observations.phase_seconds[phase] = round(now - phase_started, 3)
+                phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
             check_task(run, observations)
             if message.kind == "done":
                 break
     finally:
+        observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
+        observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
         _stop(process)
         os.close(read_fd)
         stdout_log.close()

@@ -258,5 +258,5 @@ class ExtensionCalls:
     calls: int = 0
 
     def __call__(self, frame, event, arg) -> None:
-        if event == "c_call" and getattr(getattr(arg, "__self__", None), "__name__", None) in self.modules:
+        if event == "c_call" and getattr(arg, "__module__", None) in self.modules:
             self.calls += 1

@@ -73,6 +73,8 @@ class Observations:
     ignored: list[str] = field(default_factory=list)
     reference_file_changed: bool = False
     task_checked: bool = False
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each worker phase ("setup" includes starting Python and torch)."""
     worker_output: str = ""
 
     def fail(self, phase: str, message: str) -> None:
@@ -342,5 +344,6 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "compile_errors": {m: s["error"] for m, s in obs.compile.items() if "error" in s},
             "compile_latency_s": obs.compile_latency_s,
             "ignored_messages": obs.ignored,
+            "phase_seconds": obs.phase_seconds,
         },
     )

@@ -107,7 +107,7 @@ class Launcher:
     def __call__(self, *args):
         params = self.signature.params
         if self._appends_stream and len(args) == len(params) - 1:
-            args = (*args, torch.cuda.current_stream().cuda_stream)
+            args = (*args, torch._C._cuda_getCurrentRawStream(torch.cuda.current_device()))
         if len(args) != len(params):
             raise TypeError(f"{self.signature.name}() takes {len(params)} arguments "
                             f"({', '.join(p.name for p in params)}), got {len(args)}")

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 import traceback
+import types
 from pathlib import Path
 
 import torch
@@ -71,6 +72,17 @@ def host_copies(outputs: list[object]) -> list[torch.Tensor | None]:
     Subclassed outputs are never touched: touching them would run their code.
     """
     return [out.detach().to("cpu", copy=True) if type(out) is torch.Tensor else None for out in outputs]
+
+
+def compiled_extensions(objects: list[object]) -> frozenset[str]:
+    """Names of the extension modules among `objects` that were built for this candidate.
+
+    `load_inline` does not register its module in `sys.modules`, so the candidate's own globals and
+    attributes are searched too.
+    """
+    build_dirs = tuple(filter(None, (os.environ.get("TORCH_EXTENSIONS_DIR"), os.environ.get("KERNELPILOT_CACHE_DIR"))))
+    return frozenset(obj.__name__ for obj in objects if isinstance(obj, types.ModuleType)
+                     and str(getattr(obj, "__file__", "") or "").startswith(build_dirs))
 
 
 def synchronize(device: str) -> None:
@@ -182,10 +194,9 @@ class Worker:
         except Exception as error:
             raise CandidateFailure(f"ModelNew does not take Model's weights (strict load_state_dict): "
                                    f"{one_line(error)[:600]}") from None
-        self.extensions = frozenset(
-            name for name in set(sys.modules) - modules_before
-            if str(getattr(sys.modules.get(name), "__file__", "") or "").endswith(".so")
-        )
+        self.extensions = compiled_extensions(
+            [sys.modules[name] for name in set(sys.modules) - modules_before]
+            + list(vars(module).values()) + list(vars(self.model).values()) + list(vars(model_class).values()))
         self.channel.send("imported", extensions=sorted(self.extensions),
                           subclasses_reference=issubclass(model_class, self.task.Model))
 

@@ -182,12 +182,16 @@ class KernelpilotApp(App[int]):
             case SessionEnded():
                 transcript.add_note(f"session ended: {event.reason}")
                 self.query_one(CandidatesTable).set_best(event.best_candidate_id)
-        self._show_status()
+        if not isinstance(event, (TokenDelta, BuildLogLine)):
+            self._show_status()
 
     def _show_status(self) -> None:
+        """The title line (turn, cost, state), and the footer's bindings, which depend on the state."""
         state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        self.sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
-        self.refresh_bindings()
+        sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
+        if sub_title != self.sub_title:
+            self.sub_title = sub_title
+            self.refresh_bindings()
 
     def _add_candidate(self, event: Evaluation) -> None:
         table = self.query_one(CandidatesTable)

@@ -31,7 +31,7 @@ def test_wrong_cuda_kernel_gets_minus_one():
 def test_cuda_compile_error_names_file_and_line():
     result = evaluate(TASK, CASES / "cuda" / "broken", CUDA)
     assert not result.built and result.reward == -1
-    assert "kernels/relu_bias_scale.cu(9): error" in result.error
+    assert "kernels/relu_bias_scale.cu(11): error" in result.error
 
 
 def test_kernelbench_load_inline_candidate():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from textual import work
 from textual.content import Content
 from textual.containers import VerticalScroll
 from textual.highlight import highlight
@@ -36,14 +37,20 @@ class KernelView(VerticalScroll):
     def compose(self):
         yield Static("Select a candidate to see its kernels.", classes="placeholder")
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="highlight")
     def show(self, files: dict[str, str]) -> None:
-        self.files = files
-        self.remove_children()
+        """Highlighting runs here, off the event loop (pygments takes a while on the first file of a kind)."""
         # Kernels first: they are what the candidate is about.
         paths = sorted(files, key=lambda p: (not p.startswith("kernels/"), p))
-        self._code_views = {path: Static(numbered(path, files[path])) for path in paths}
-        for path in paths:
-            self.mount_all([Static(path, classes="file-title"), self._code_views[path]])
+        highlighted = {path: numbered(path, files[path]) for path in paths}
+        self.app.call_from_thread(self._show, files, highlighted)
+
+    def _show(self, files: dict[str, str], highlighted: dict[str, Content]) -> None:
+        self.files = files
+        self.remove_children()
+        self._code_views = {path: Static(code) for path, code in highlighted.items()}
+        for path, code_view in self._code_views.items():
+            self.mount_all([Static(path, classes="file-title"), code_view])
 
     def show_location(self, path: str, line: int) -> bool:
         """Mark `line` of the file whose name ends like `path`; False when no such file is shown."""

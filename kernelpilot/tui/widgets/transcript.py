@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Static
 
 TOOL_OUTPUT_LIMIT = 4000
+STREAM_REFRESH_S = 0.05
+"""Streamed text is redrawn at most this often: a redraw per token would swamp the event loop."""
 
 
 def _summary(arguments: dict[str, Any]) -> str:
@@ -35,6 +37,7 @@ class Transcript(VerticalScroll):
         self._turn_text: dict[int, Static] = {}
         self._calls: dict[str, tuple[Collapsible, Static]] = {}
         self._pending_user: list[str] = []
+        self._stale_turns: set[int] = set()
 
     def _append(self, widget) -> None:
         follow = self.is_vertical_scroll_end
@@ -50,8 +53,16 @@ class Transcript(VerticalScroll):
 
     def add_tokens(self, turn: int, text: str) -> None:
         self._streamed[turn] = self._streamed.get(turn, "") + text
-        self._turn_static(turn).update(Text(self._streamed[turn]))
-        if self.is_vertical_scroll_end:
+        if not self._stale_turns:
+            self.set_timer(STREAM_REFRESH_S, self._redraw_stream)
+        self._stale_turns.add(turn)
+
+    def _redraw_stream(self) -> None:
+        follow = self.is_vertical_scroll_end
+        for turn in self._stale_turns:
+            self._turn_static(turn).update(Text(self._streamed[turn]))
+        self._stale_turns.clear()
+        if follow:
             self.scroll_end(animate=False)
 
     def end_turn(self, turn: int, response: dict[str, Any]) -> None:
