@@ -43,7 +43,7 @@ from kernelpilot.harness.task import Candidate, check_task_file, locate_candidat
 LogSink = Callable[[str], None]
 SCRATCH_SHM_MIN_FREE = 4 << 30
 
-PHASE_LIMITS = {"setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
+PHASE_LIMITS = {"start": "setup", "setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
 """Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
 
 
@@ -223,7 +223,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     process.stdin.close()
     channel = ParentChannel(read_fd, run.scratch)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
-    phase, budget_started = "setup", time.monotonic()
+    phase, budget_started = "start", time.monotonic()
     phase_started = started = budget_started
     try:
         while True:

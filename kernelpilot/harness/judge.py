@@ -35,7 +35,7 @@ from kernelpilot.harness.verify import (
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
 
-TRUSTED_PHASES = {"setup", "baseline"}
+TRUSTED_PHASES = {"start", "setup", "baseline"}
 ALLOWED = {
     "phase": None,
     "reference": TRUSTED_PHASES,
@@ -74,7 +74,7 @@ class Observations:
     reference_file_changed: bool = False
     task_checked: bool = False
     phase_seconds: dict[str, float] = field(default_factory=dict)
-    """Wall time of each worker phase ("setup" includes starting Python and torch)."""
+    """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
 
     def fail(self, phase: str, message: str) -> None:

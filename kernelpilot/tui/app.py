@@ -88,6 +88,11 @@ class KernelpilotApp(App[int]):
         self.turns = 0
         self.cost_usd = 0.0
         self.title_parts: list[str] = []
+        themes, self._theme_problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        remembered = load_state().get("theme", DEFAULT_THEME)
+        self.theme = remembered if remembered in self.available_themes else DEFAULT_THEME
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -114,13 +119,8 @@ class KernelpilotApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        themes, problems = load_themes()
-        for theme in themes:
-            self.register_theme(theme)
-        for problem in problems:
+        for problem in self._theme_problems:
             self.notify(problem, title="theme file skipped", severity="warning")
-        remembered = load_state().get("theme", DEFAULT_THEME)
-        self.theme = remembered if remembered in self.available_themes else DEFAULT_THEME
         self.set_keymap(load_keymap())
         self.driver = self._connect(self._deliver)
         for event in self._replay:

@@ -1,0 +1,67 @@
+"""The session log: append-only JSONL, one event per line, flushed and fsynced per event.
+
+A `kill -9` can only tear the line being written; `read_events` skips a torn last line, and
+reopening a log for appending cuts that torn tail off first so later events stay on lines of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from kernelpilot.errors import SessionError
+from kernelpilot.session.events import SessionEvent, event_from_json
+
+
+class SessionLog:
+    """Appends persisted events to `path` (thread-safe: the agent thread and the UI both record)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        _cut_torn_tail(path)
+        self._file = open(path, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def append(self, event: SessionEvent) -> None:
+        if not event.persist:
+            return
+        line = json.dumps(event.to_json(), default=str) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _cut_torn_tail(path: Path) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    with open(path, "r+b") as file:
+        file.truncate(data.rfind(b"\n") + 1)
+
+
+def read_events(path: Path) -> list[SessionEvent]:
+    """Every completed event of a log; a torn last line (a kill mid-write) is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except OSError as error:
+        raise SessionError(f"cannot read session log {path}: {error.strerror}") from None
+    events = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(event_from_json(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            if number == len(lines):
+                break
+            raise SessionError(f"{path}:{number}: corrupt session log line ({error})") from None
+    return events
