@@ -161,7 +161,8 @@ class Worker:
                 except Exception as error:  # a model torch.compile cannot handle has no compile baseline
                     compile_samples[mode] = {"error": one_line(error)[:300]}
         self.channel.send("baseline", eager=eager.to_json(), compile=compile_samples, compile_latency_s=latency)
-        torch._dynamo.reset()
+        if job["compile_modes_to_measure"]:
+            torch._dynamo.reset()
 
     # --- the candidate -----------------------------------------------------------------------
 
