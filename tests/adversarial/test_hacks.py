@@ -331,13 +331,20 @@ def test_hack_is_caught_as_a_wrong_answer(evaluations, candidate):
 
 @pytest.mark.parametrize("candidate", _expecting(NO_GAIN))
 def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
+    # Caught outright (−1) is fine. Otherwise the reward may not exceed the honest counterpart's, and
+    # the timed calls must cost what the honest kernel costs (both run the same kernel), so a noisy
+    # honest reward cannot hide a timing loop that was answered for free.
     honest_name = HONEST_COUNTERPART[candidate]
     honest = evaluations.get(task_of(honest_name), honest_name)
     outcome = evaluations.get(task_of(candidate), candidate)
     assert honest.result is not None and honest.result["reward"] >= 1, honest.describe()
     assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
-    assert outcome.result["reward"] <= honest.result["reward"], (
-        f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}")
+    result = outcome.result
+    if result["reward"] == -1:
+        return
+    evidence = f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}"
+    assert result["reward"] <= honest.result["reward"], evidence
+    assert result["times_ms"]["candidate"] >= 0.5 * honest.result["times_ms"]["candidate"], evidence
 
 
 @pytest.mark.parametrize("candidate", _expecting(CRASH))
