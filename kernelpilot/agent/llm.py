@@ -1,0 +1,177 @@
+"""The model behind the agent: any litellm model string, or `replay:PATH` (a recorded transcript).
+
+litellm does the provider work: streaming, retries with exponential backoff (`num_retries`), token
+usage and cost (`completion_cost`, 0 for models it has no price for, e.g. a local vLLM). Logprobs are
+requested with `drop_params`, so providers that do not offer them simply return none; token ids are
+kept when the server returns tokens as ids (vLLM's `return_tokens_as_token_ids`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelpilot.errors import UsageError
+
+REPLAY_PREFIX = "replay:"
+NUM_RETRIES = 4
+_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+
+DeltaSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant message and what the provider said about it."""
+
+    message: dict[str, Any]
+    """OpenAI-shaped: role, content, and tool_calls (id, type, function.name, function.arguments) if any."""
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class ReplayExhausted(Exception):
+    """The transcript has no more assistant messages."""
+
+
+@dataclass
+class ReplayClient:
+    """Plays back recorded assistant messages in order; tools, builds and evaluations stay live.
+
+    A transcript is a JSON file `{"messages": [{"content": ..., "tool_calls": [{"name", "arguments"}]}]}`
+    (arguments may be an object or a JSON string), or a session log (`.jsonl`), whose LLM turns it replays.
+    """
+
+    path: Path
+    messages: list[dict[str, Any]]
+    position: int = 0
+    native_tools: bool = True
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> ReplayClient:
+        if not path.is_file():
+            raise UsageError(f"replay transcript not found: {path}")
+        try:
+            if path.suffix == ".jsonl":
+                from kernelpilot.session.events import LLMTurn
+                from kernelpilot.session.log import read_events
+
+                messages = [e.response for e in read_events(path) if isinstance(e, LLMTurn)]
+            else:
+                messages = json.loads(path.read_text())["messages"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise UsageError(f"replay transcript {path} is not a transcript ({error})") from None
+        return cls(path, [_normalise(m) for m in messages])
+
+    def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
+        if self.position >= len(self.messages):
+            raise ReplayExhausted(f"transcript {self.path.name} has no more messages")
+        message = self.messages[self.position]
+        self.position += 1
+        for piece in re.findall(r"\S+\s*", message.get("content") or ""):
+            on_delta(piece)
+        return Reply(message)
+
+
+def _normalise(message: dict[str, Any]) -> dict[str, Any]:
+    calls = []
+    for number, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function", call)
+        arguments = function.get("arguments", {})
+        calls.append({"id": call.get("id") or f"replay-{number}", "type": "function",
+                      "function": {"name": function["name"],
+                                   "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+    normalised = {"role": "assistant", "content": message.get("content") or ""}
+    if calls:
+        normalised["tool_calls"] = calls
+    return normalised
+
+
+def _litellm():
+    # Offline machines otherwise stall ~10 s at import fetching the price list; the bundled one is used.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+@dataclass
+class LiteLLMClient:
+    model: str
+    sampling: dict[str, Any] = field(default_factory=dict)
+    """temperature, top_p, max_tokens: recorded in the session log."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Passed through to `litellm.completion` (api_base, api_key, mock_response, …)."""
+    tool_protocol: str = "auto"
+
+    def __post_init__(self) -> None:
+        litellm = _litellm()
+        try:
+            litellm.get_llm_provider(self.model, api_base=self.options.get("api_base"))
+        except Exception:
+            raise UsageError(f"bad model string '{self.model}': litellm cannot tell its provider "
+                             "(write provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, "
+                             "ollama/qwen2.5-coder)") from None
+        if self.tool_protocol == "auto":
+            try:
+                native = litellm.supports_function_calling(self.model)
+            except Exception:
+                native = False
+            self.tool_protocol = "native" if native else "text"
+
+    @property
+    def native_tools(self) -> bool:
+        return self.tool_protocol == "native"
+
+    def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
+        litellm = _litellm()
+        request = dict(model=self.model, messages=messages, stream=True, stream_options={"include_usage": True},
+                       num_retries=NUM_RETRIES, drop_params=True, logprobs=True, **self.sampling, **self.options)
+        if tools and self.native_tools:
+            request["tools"] = tools
+        chunks, logprobs, tokens = [], [], []
+        for chunk in litellm.completion(**request):
+            chunks.append(chunk)
+            choice = chunk.choices[0] if chunk.choices else None
+            if choice is None:
+                continue
+            if choice.delta and choice.delta.content:
+                on_delta(choice.delta.content)
+            for item in getattr(getattr(choice, "logprobs", None), "content", None) or []:
+                logprobs.append(float(item.logprob))
+                tokens.append(item.token)
+        response = litellm.stream_chunk_builder(chunks, messages=messages)
+        message = response.choices[0].message
+        assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+        if message.tool_calls:
+            assistant["tool_calls"] = [{"id": c.id, "type": "function",
+                                        "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                                       for c in message.tool_calls]
+        ids = [int(m.group(1)) for t in tokens if (m := _TOKEN_ID.match(t or ""))]
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:
+            cost = 0.0  # no price known for this model (local servers)
+        return Reply(assistant, token_ids=ids if ids and len(ids) == len(tokens) else None,
+                     logprobs=logprobs or None,
+                     prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                     completion_tokens=getattr(usage, "completion_tokens", 0) or 0, cost_usd=cost)
+
+
+def make_client(model: str, sampling: dict[str, Any], options: Mapping[str, Any], tool_protocol: str = "auto"):
+    """A `ReplayClient` for `replay:PATH`, else a `LiteLLMClient`; raises `UsageError` for a bad model string."""
+    if model.startswith(REPLAY_PREFIX):
+        return ReplayClient.load(Path(model[len(REPLAY_PREFIX):]).expanduser())
+    if not model.strip() or any(c.isspace() for c in model):
+        raise UsageError(f"bad model string '{model}'")
+    return LiteLLMClient(model, dict(sampling), options, tool_protocol)
