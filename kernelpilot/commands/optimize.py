@@ -1,7 +1,135 @@
-"""`kernelpilot optimize`: not built yet."""
+"""`kernelpilot optimize MODEL.py`: the TUI on a terminal, else headless — rich progress on stderr and
+one JSON summary on stdout (exit 0 when the session ran, whatever it found).
 
+With no model configured (flag, `KERNELPILOT_MODEL` or config) the session runs in manual mode: the
+workspace is prepared and every save of `kernels/` or `model_new.py` is evaluated; Ctrl-C ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from kernelpilot.agent.controller import SessionController, SessionSettings, SessionSummary, default_device
+from kernelpilot.agent.shell import ShellPolicy
+from kernelpilot.config import load_config
 from kernelpilot.errors import UsageError
+from kernelpilot.session.events import (
+    BuildLogLine,
+    Evaluation,
+    LLMTurn,
+    SessionEnded,
+    SessionEvent,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+)
+
+
+def settings_from(args, headless: bool) -> SessionSettings:
+    config = load_config().override(model=args.model, skill=args.skill, device=args.device, policy=args.policy,
+                                    max_turns=args.max_turns, budget_usd=args.budget_usd,
+                                    max_minutes=args.max_minutes)
+    if not args.task and not args.resume:
+        raise UsageError("give a task file (kernelpilot optimize MODEL.py) or --resume ID")
+    if config.device == "cuda" and default_device() != "cuda":
+        raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
+    shell_default = "deny" if headless and config.shell_default == "ask" else config.shell_default
+    return SessionSettings(
+        task_path=Path(args.task) if args.task else None,
+        model=config.model,
+        skill=config.skill,
+        device=config.device,
+        policy=config.policy,
+        max_turns=config.max_turns,
+        budget_usd=config.budget_usd,
+        max_minutes=config.max_minutes,
+        shell=ShellPolicy(shell_default, config.shell_allow + tuple(args.allow_shell), config.shell_deny),
+        sessions_root=Path(config.sessions_root),
+        resume=args.resume,
+        sampling=config.sampling,
+        llm_options={"api_base": config.api_base} if config.api_base else {},
+        tool_protocol=config.tool_protocol,
+    )
+
+
+class Reporter:
+    """Headless progress: a spinner with the current step, and one line per step that matters."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("starting", total=None)
+
+    def __call__(self, event: SessionEvent) -> None:
+        say = self.progress.console.print
+        if isinstance(event, SessionStarted):
+            say(f"session {event.session_id}: {Path(event.task_path).name} · {event.model} · skill {event.skill} · "
+                f"{event.device}")
+        elif isinstance(event, LLMTurn):
+            self._status(f"turn {event.turn}")
+        elif isinstance(event, ToolCall):
+            detail = event.arguments.get("path") or event.arguments.get("command") or ""
+            say(f"  turn {event.turn}  {event.name} {detail}".rstrip(), markup=False, highlight=False)
+            self._status(f"turn {event.turn}: {event.name}")
+        elif isinstance(event, ToolResult) and not event.ok:
+            say(f"    ✗ {event.output.splitlines()[0] if event.output else ''}", markup=False, highlight=False)
+        elif isinstance(event, BuildLogLine):
+            self._status(f"candidate {event.candidate_id}: {event.line[:80]}")
+        elif isinstance(event, Evaluation):
+            r = event.result
+            speed = (f", {r.speedup_vs_eager:.2f}x vs eager, {r.speedup_vs_compile or 0:.2f}x vs torch.compile"
+                     if r.speedup_vs_eager is not None else "")
+            say(f"candidate {event.candidate_id}: {r.status}, reward {r.reward}{speed}", markup=False)
+        elif isinstance(event, SessionEnded):
+            say(f"session ended: {event.reason}", markup=False)
+
+    def _status(self, text: str) -> None:
+        self.progress.update(self.task, description=text)
+
+
+def run_headless(settings: SessionSettings) -> SessionSummary:
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True) as progress:
+        controller = SessionController(settings, Reporter(progress))
+        if controller.model is None:
+            console.print(f"manual mode: edit {controller.workspace_dir}/model_new.py and kernels/; each save is "
+                          "evaluated. Ctrl-C ends the session.", markup=False)
+        outcome: dict = {}
+
+        def work() -> None:
+            try:
+                outcome["summary"] = controller.run()
+            except BaseException as error:  # re-raised on the main thread
+                outcome["error"] = error
+
+        worker = threading.Thread(target=work, name="kernelpilot-session")
+        worker.start()
+        while worker.is_alive():
+            try:
+                worker.join(0.2)
+            except KeyboardInterrupt:
+                controller.stop()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["summary"]
 
 
 def run(args) -> int:
-    raise UsageError("'optimize' is not built yet in this version")
+    interactive = not args.headless and sys.stdin.isatty() and sys.stdout.isatty()
+    settings = settings_from(args, headless=not interactive)
+    if interactive:
+        try:
+            from kernelpilot.tui.app import run_optimize_app
+        except ImportError:
+            pass
+        else:
+            return run_optimize_app(settings)
+    summary = run_headless(settings)
+    print(json.dumps(summary.to_json(), indent=2))
+    return 0

@@ -1,7 +1,69 @@
-"""`kernelpilot sessions`: not built yet."""
+"""`kernelpilot sessions list|show|export`: read sessions from their logs (nothing runs)."""
 
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kernelpilot.config import load_config
 from kernelpilot.errors import UsageError
+from kernelpilot.session.events import LLMTurn
+from kernelpilot.session.export import export_candidate
+from kernelpilot.session.store import CandidateRecord, SessionRecord, list_sessions, locate
+
+
+def _speedup(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def _candidate_line(record: CandidateRecord) -> str:
+    r = record.result
+    return (f"  {record.candidate_id:>3}  {record.commit[:10]}  {r.status:<15} reward {r.reward:>2}  "
+            f"vs eager {_speedup(r.speedup_vs_eager):>8}  vs compile {_speedup(r.speedup_vs_compile):>8}")
+
+
+def _list(root: Path) -> int:
+    directories = list_sessions(root)
+    if not directories:
+        print(f"no sessions under {root}")
+        return 0
+    for directory in directories:
+        record = SessionRecord(directory)
+        best = record.best()
+        ended = record.ended
+        print(f"{record.session_id}  {Path(record.started.task_path).name:<20} {record.started.model:<32} "
+              f"{len(record.candidates()):>3} candidates  best {_speedup(best.result.speedup_vs_compile) if best else '-':>7}"
+              f" vs compile  {ended.reason if ended else 'unfinished'}")
+    return 0
+
+
+def _show(record: SessionRecord) -> int:
+    started, ended = record.started, record.ended
+    turns = [e for e in record.events if isinstance(e, LLMTurn)]
+    print(f"session {record.session_id}  ({time.strftime('%Y-%m-%d %H:%M', time.localtime(started.ts))})")
+    print(f"task     {started.task_path}  (sha256 {started.task_sha256[:12]})")
+    print(f"model    {started.model}  skill {started.skill}  device {started.device}  policy {started.policy}")
+    print(f"turns    {len(turns)}  tokens {sum(t.prompt_tokens for t in turns)} in / "
+          f"{sum(t.completion_tokens for t in turns)} out  cost ${sum(t.cost_usd for t in turns):.4f}")
+    print(f"ended    {ended.reason if ended else 'unfinished (still running, or killed)'}")
+    print("candidates:" if record.candidates() else "candidates: none")
+    for candidate in record.candidates():
+        print(_candidate_line(candidate))
+    best = record.best()
+    print(f"best     candidate {best.candidate_id} ({best.commit[:10]})" if best else "best     none correct yet")
+    print(f"log      {record.log_path}\nworkspace {record.workspace.root}")
+    return 0
 
 
 def run(args) -> int:
-    raise UsageError("'sessions' is not built yet in this version")
+    root = Path(args.root) if args.root else Path(load_config().sessions_root)
+    if args.action == "list":
+        return _list(root)
+    if not args.session_id:
+        raise UsageError(f"'sessions {args.action}' needs a session id (see `kernelpilot sessions list`)")
+    record = SessionRecord(locate(args.session_id, root))
+    if args.action == "show":
+        return _show(record)
+    destination = export_candidate(record, None, Path(args.out) if args.out else None, args.format)
+    print(destination)
+    return 0

@@ -1,0 +1,33 @@
+"""Export a session's candidate: as one KernelBench-style file (kernel sources embedded and loaded with
+`load_kernel_sources`) or as a workspace folder (`model_new.py` + `kernels/`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelpilot.errors import SessionError
+from kernelpilot.session.accept import single_file
+from kernelpilot.session.store import CandidateRecord, SessionRecord
+
+
+def default_destination(record: SessionRecord, form: str) -> Path:
+    stem = Path(record.started.task_path).stem
+    return Path(f"{stem}_{record.session_id}_new.py" if form == "single" else f"{stem}_{record.session_id}")
+
+
+def export_candidate(record: SessionRecord, candidate: CandidateRecord | None, out: Path | None,
+                     form: str = "single") -> Path:
+    """Write `candidate` (default: the session's best) to `out`; returns where it went."""
+    candidate = candidate or record.best()
+    if candidate is None:
+        raise SessionError(f"session {record.session_id} has no correct candidate to export")
+    files = record.workspace.files_at(candidate.commit)
+    destination = out or default_destination(record, form)
+    if form == "single":
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(single_file(files))
+    elif form == "workspace":
+        record.workspace.export(candidate.commit, destination)
+    else:
+        raise SessionError(f"unknown export format '{form}' (use single or workspace)")
+    return destination
