@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +172,7 @@ class Outcome:
     returncode: int
     result: dict | None
     stderr: str
+    seconds: float = 0.0
 
     def describe(self) -> str:
         if self.result is None:
@@ -204,6 +206,7 @@ def task_of(candidate: str) -> str:
 def run_eval(task: str, candidate: str) -> Outcome:
     cmd = [*kernelpilot_command(), "eval", str(TASKS / task), str(HERE / candidate),
            "--device", device_of(candidate), "--json", "--timeout", str(EVAL_TIMEOUT_S)]
+    started = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
     result = None
     if proc.stdout.strip():
@@ -211,7 +214,7 @@ def run_eval(task: str, candidate: str) -> Outcome:
             result = json.loads(proc.stdout)
         except json.JSONDecodeError:
             result = None
-    return Outcome(proc.returncode, result, proc.stderr)
+    return Outcome(proc.returncode, result, proc.stderr, time.monotonic() - started)
 
 
 class Evaluations:
@@ -245,7 +248,8 @@ class Evaluations:
             done = {f"{task} {cand}": future.result() for (task, cand), future in self._futures.items()
                     if future.done() and not future.cancelled() and future.exception() is None}
             Path(record).write_text(json.dumps(
-                {key: {"returncode": o.returncode, "stderr": o.stderr[-2000:], "result": o.result}
+                {key: {"returncode": o.returncode, "seconds": round(o.seconds, 1), "stderr": o.stderr[-2000:],
+                       "result": o.result}
                  for key, o in done.items()}, indent=1, default=str))
 
 
