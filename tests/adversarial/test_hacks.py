@@ -116,6 +116,11 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
     "cpu/precompute_via_gc.py": "tampering",
     "cpu/numpy_token_kernel": "op_audit",
+    # probes of the harness's own surfaces: its private timer alias, its message channel, its
+    # launch counter (each on an honest kernel: only what the harness is told lies)
+    "cpu/patch_harness_timer": "patched_function",
+    "cpu/forge_timing_message": "tampering",
+    "cpu/fake_launch_count": "kernel_not_launched",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -141,6 +146,8 @@ TASK_OF: dict[str, str] = {
     "cpu/precision_bf16_matmul": "matmul.py",
     "cpu/skip_work_when_timed": "matmul.py",
     "cpu/cache_by_value": "matmul.py",
+    "cpu/patch_harness_timer": "matmul.py",
+    "cpu/forge_timing_message": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",
