@@ -96,7 +96,7 @@ def _normalise(message: dict[str, Any]) -> dict[str, Any]:
     return normalised
 
 
-def _litellm():
+def import_litellm():
     # Offline machines otherwise stall ~10 s at import fetching the price list; the bundled one is used.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -114,7 +114,7 @@ class LiteLLMClient:
     tool_protocol: str = "auto"
 
     def __post_init__(self) -> None:
-        litellm = _litellm()
+        litellm = import_litellm()
         try:
             litellm.get_llm_provider(self.model, api_base=self.options.get("api_base"))
         except Exception:
@@ -133,7 +133,7 @@ class LiteLLMClient:
         return self.tool_protocol == "native"
 
     def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
-        litellm = _litellm()
+        litellm = import_litellm()
         request = dict(model=self.model, messages=messages, stream=True, stream_options={"include_usage": True},
                        num_retries=NUM_RETRIES, drop_params=True, logprobs=True, **self.sampling, **self.options)
         if tools and self.native_tools:

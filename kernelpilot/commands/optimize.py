@@ -94,21 +94,22 @@ class Reporter:
 
 def run_headless(settings: SessionSettings) -> SessionSummary:
     console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True) as progress:
-        controller = SessionController(settings, Reporter(progress))
-        if controller.model is None:
-            console.print(f"manual mode: edit {controller.workspace_dir}/model_new.py and kernels/; each save is "
-                          "evaluated. Ctrl-C ends the session.", markup=False)
-        outcome: dict = {}
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                        transient=True)
+    controller = SessionController(settings, Reporter(progress))
+    if controller.model is None:
+        console.print(f"manual mode: edit {controller.workspace_dir}/model_new.py and kernels/; each save is "
+                      "evaluated. Ctrl-C ends the session.", markup=False)
+    outcome: dict = {}
 
-        def work() -> None:
-            try:
-                outcome["summary"] = controller.run()
-            except BaseException as error:  # re-raised on the main thread
-                outcome["error"] = error
+    def work() -> None:
+        try:
+            outcome["summary"] = controller.run()
+        except BaseException as error:  # re-raised on the main thread
+            outcome["error"] = error
 
-        worker = threading.Thread(target=work, name="kernelpilot-session")
+    worker = threading.Thread(target=work, name="kernelpilot-session")
+    with progress:
         worker.start()
         while worker.is_alive():
             try:
