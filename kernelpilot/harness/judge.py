@@ -170,8 +170,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("reference_tampered", f"{label} was replaced")
     if obs.reference_file_changed:
         add("reference_tampered", "the task file changed on disk")
-    if obs.final.get("stream_changed"):
-        add("stream_changed", "current stream differs from the one forward was called on")
+    if any(trial.get("stream_changed") for trial in observed):
+        add("stream_changed", "forward returned with another current stream than it was called on")
     by_seed = {ref.seed: ref for ref in obs.references}
     for trial in observed:
         ref = by_seed.get(trial.get("seed"))

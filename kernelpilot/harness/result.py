@@ -8,8 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def _finite_json(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    return value
+
+
+def _float(value: Any) -> float | None:
+    """Reads back what `_finite_json` wrote (float("nan") accepts the string)."""
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -56,7 +72,7 @@ class Mismatch:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Mismatch:
-        return cls(index=tuple(data["index"]), expected=data["expected"], actual=data["actual"])
+        return cls(index=tuple(data["index"]), expected=_float(data["expected"]), actual=_float(data["actual"]))
 
 
 @dataclass(frozen=True)
@@ -93,8 +109,8 @@ class OutputCheck:
             index=data["index"],
             shape=tuple(data["shape"]),
             dtype=data["dtype"],
-            max_abs_err=data["max_abs_err"],
-            max_rel_err=data["max_rel_err"],
+            max_abs_err=_float(data["max_abs_err"]),
+            max_rel_err=_float(data["max_rel_err"]),
             atol=data["atol"],
             rtol=data["rtol"],
             mismatched=data["mismatched"],
@@ -144,7 +160,8 @@ class EvalResult:
         return "correct"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Strict-JSON-ready: NaN and ±Inf (an unwritten output's error) become "nan" / "inf" strings."""
+        return _finite_json({
             "task": self.task,
             "candidate": self.candidate,
             "device": self.device,
@@ -163,7 +180,7 @@ class EvalResult:
             "outputs": [o.to_json() for o in self.outputs],
             "build_log": self.build_log,
             "protocol": dict(self.protocol),
-        }
+        })
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, allow_nan=False, default=str)
@@ -179,8 +196,8 @@ class EvalResult:
             reward=data["reward"],
             violations=tuple(Violation.from_json(v) for v in data.get("violations", [])),
             error=data.get("error"),
-            max_abs_err=data.get("max_abs_err"),
-            max_rel_err=data.get("max_rel_err"),
+            max_abs_err=_float(data.get("max_abs_err")),
+            max_rel_err=_float(data.get("max_rel_err")),
             times_ms=dict(data.get("times_ms", {})),
             spread_pct=dict(data.get("spread_pct", {})),
             speedup_vs_eager=data.get("speedup_vs_eager"),
