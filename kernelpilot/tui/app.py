@@ -7,7 +7,10 @@ messages, so the event loop never waits on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import gc
+import threading
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ from kernelpilot.session.events import (
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
-from kernelpilot.tui.messages import BestChanged, CandidateLoaded, SessionEventArrived, SessionFinished
+from kernelpilot.tui.messages import BestChanged, CandidateLoaded, SessionEventsWaiting, SessionFinished
 from kernelpilot.tui.screens.permission import PermissionScreen
 from kernelpilot.tui.themes import DEFAULT_THEME, load_themes
 from kernelpilot.tui.widgets.candidates import CandidatesTable
@@ -47,6 +50,10 @@ from kernelpilot.tui.widgets.gpu_panel import GpuPanel
 from kernelpilot.tui.widgets.kernel_view import KernelView
 from kernelpilot.tui.widgets.timing import TimingView
 from kernelpilot.tui.widgets.transcript import Transcript
+
+INBOX_BATCH = 200
+"""Events handled per turn of the loop: a burst (a replay, fast tokens) is drawn in a few frames,
+and key presses get their turn in between."""
 
 DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
 """Builds the session driver, given the callback it reports events through (from any thread)."""
@@ -72,10 +79,9 @@ class KernelpilotApp(App[int]):
     ]
 
     def __init__(self, connect: DriverFactory, *, task_path: Path | None = None, read_only: bool = False,
-                 replay: Iterable[SessionEvent] = (), gpu_interval: float = 2.0) -> None:
+                 gpu_interval: float = 2.0) -> None:
         super().__init__()
         self._connect = connect
-        self._replay = list(replay)
         self.read_only = read_only
         self.task_path = task_path
         self.gpu_interval = gpu_interval
@@ -88,6 +94,10 @@ class KernelpilotApp(App[int]):
         self.turns = 0
         self.cost_usd = 0.0
         self.title_parts: list[str] = []
+        self._inbox: deque[SessionEvent] = deque()
+        self._inbox_lock = threading.Lock()
+        self._inbox_signalled = False
+        self._shown_state = ""
         themes, self._theme_problems = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -119,17 +129,15 @@ class KernelpilotApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Modules (torch's among them) and the widget tree live as long as the app: out of the cyclic
+        # collector's way, full collections stop stalling the loop for 100 ms and more.
+        gc.freeze()
         for problem in self._theme_problems:
             self.notify(problem, title="theme file skipped", severity="warning")
         self.set_keymap(load_keymap())
         self.driver = self._connect(self._deliver)
-        for event in self._replay:
-            self._route(event)
-        if self.read_only:
-            self.sub_title = "read-only"
-        else:
-            self.running = True
-            self.run_session()
+        self.running = not self.read_only
+        self.run_session()  # a read-only session replays its log
         self.query_one(CandidatesTable).focus()
 
     def watch_theme(self, theme: str) -> None:
@@ -139,7 +147,14 @@ class KernelpilotApp(App[int]):
     # Session: runs in a thread; its events come back as messages.
 
     def _deliver(self, event: SessionEvent) -> None:
-        self.post_message(SessionEventArrived(event))
+        """Called from the session's threads. One message per burst: a message per token would
+        queue hundreds of dispatches ahead of the user's key presses."""
+        with self._inbox_lock:
+            self._inbox.append(event)
+            if self._inbox_signalled:
+                return
+            self._inbox_signalled = True
+        self.post_message(SessionEventsWaiting())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="session")
     def run_session(self) -> None:
@@ -150,9 +165,16 @@ class KernelpilotApp(App[int]):
             return
         self.post_message(SessionFinished(summary))
 
-    @on(SessionEventArrived)
-    def _on_session_event(self, message: SessionEventArrived) -> None:
-        self._route(message.event)
+    @on(SessionEventsWaiting)
+    def _on_session_events(self) -> None:
+        with self._inbox_lock:
+            batch = [self._inbox.popleft() for _ in range(min(INBOX_BATCH, len(self._inbox)))]
+            more = bool(self._inbox)
+            self._inbox_signalled = more
+        for event in batch:
+            self._route(event)
+        if more:
+            self.post_message(SessionEventsWaiting())
 
     def _route(self, event: SessionEvent) -> None:
         transcript = self.query_one(Transcript)
@@ -188,9 +210,9 @@ class KernelpilotApp(App[int]):
     def _show_status(self) -> None:
         """The title line (turn, cost, state), and the footer's bindings, which depend on the state."""
         state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
-        if sub_title != self.sub_title:
-            self.sub_title = sub_title
+        self.sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
+        if state != self._shown_state:  # the footer redraws all its keys: only when what applies changes
+            self._shown_state = state
             self.refresh_bindings()
 
     def _add_candidate(self, event: Evaluation) -> None:
@@ -223,7 +245,11 @@ class KernelpilotApp(App[int]):
     def _ask_permission(self, event: PermissionAsked) -> None:
         def answer(choice: str | None) -> None:
             choice = choice or "deny"
-            self.driver.answer_permission(event.request_id, choice)
+            try:
+                self.driver.answer_permission(event.request_id, choice)
+            except KernelpilotError as error:  # the session stopped meanwhile
+                self.notify(str(error), severity="warning")
+                return
             self.query_one(Transcript).add_note(f"shell `{event.command}`: {choice}")
 
         self.push_screen(PermissionScreen(event.command), answer)

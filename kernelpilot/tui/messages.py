@@ -7,14 +7,10 @@ from typing import Any
 
 from textual.message import Message
 
-from kernelpilot.session.events import SessionEvent
 
 
-@dataclass
-class SessionEventArrived(Message):
-    """An event from the session (posted from the controller's threads, or replayed from a log)."""
-
-    event: SessionEvent
+class SessionEventsWaiting(Message):
+    """Events from the session's threads wait in the app's inbox (one message for a burst of them)."""
 
 
 @dataclass

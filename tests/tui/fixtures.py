@@ -117,23 +117,28 @@ class Record:
 
 @dataclass
 class ScriptedSession:
-    """Plays `events` through `on_event` like the controller; `before_evaluation` runs in the session thread."""
+    """Plays `events` through `on_event` like the controller; `before_evaluation` runs in the session thread
+    before each evaluation is reported, as the harness would."""
 
     on_event: Callable[[SessionEvent], None]
     events: list[SessionEvent]
     session_id: str = "s-test"
-    before_evaluation: Callable[[], None] | None = None
+    before_evaluation: Callable[[Evaluation], None] | None = None
     steered: list[str] = field(default_factory=list)
     decisions: list[tuple[str, int | None, dict]] = field(default_factory=list)
     permissions: list[tuple[str, str]] = field(default_factory=list)
     stopped: threading.Event = field(default_factory=threading.Event)
+    started: threading.Event | None = None
+    """When given, the session waits for it before its first event."""
 
     def run(self) -> str:
+        if self.started is not None:
+            self.started.wait()
         for event in self.events:
             if self.stopped.is_set():
                 break
             if isinstance(event, Evaluation) and self.before_evaluation:
-                self.before_evaluation()
+                self.before_evaluation(event)
             self.on_event(event)
         return "done"
 

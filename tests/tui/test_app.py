@@ -193,8 +193,7 @@ async def test_user_themes_and_key_remaps_load_from_the_config_dir(project, conf
 
 
 async def test_read_only_session_can_be_reviewed_but_not_changed(project):
-    events = script(str(project))
-    app, _ = make_app(project, events=[], read_only=True, replay=events)
+    app, _ = make_app(project, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await select(pilot, 3)

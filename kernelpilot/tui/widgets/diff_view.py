@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Label, ListItem, ListView, Static
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
 
 from kernelpilot.session.accept import Hunk, hunks
 
@@ -28,7 +29,9 @@ def hunk_text(hunk: Hunk, chosen: bool) -> Text:
     return text
 
 
-class HunkList(ListView):
+class HunkList(OptionList):
+    """One option per hunk: a single line-based widget stays cheap to draw with many long hunks."""
+
     BINDINGS = [Binding("space", "toggle_hunk", "Choose hunk", id="toggle_hunk")]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -37,14 +40,14 @@ class HunkList(ListView):
         return True
 
     def action_toggle_hunk(self) -> None:
-        self.parent.toggle(self.index)
+        self.parent.toggle(self.highlighted)
 
 
 class DiffView(Vertical):
     DEFAULT_CSS = """
     DiffView > Label { padding: 0 1; color: $text-muted; }
     DiffView HunkList { height: 1fr; }
-    DiffView ListItem { padding: 0 1; }
+    DiffView HunkList { border: none; padding: 0; }
     """
 
     base: reactive[str] = reactive("accepted")
@@ -77,17 +80,16 @@ class DiffView(Vertical):
             return
         hunk_id = self.hunks[index].id
         self.chosen.symmetric_difference_update({hunk_id})
-        item = self.query_one("#hunks", HunkList).children[index]
-        item.query_one(Static).update(hunk_text(self.hunks[index], hunk_id in self.chosen))
+        self.query_one("#hunks", HunkList).replace_option_prompt_at_index(
+            index, hunk_text(self.hunks[index], hunk_id in self.chosen))
 
     def _render_hunks(self) -> None:
         if not self.is_mounted:
             return
         self.hunks = hunks(self.bases.get(self.base, {}), self.files) if self.files else []
         listing = self.query_one("#hunks", HunkList)
-        listing.clear()
-        listing.extend(ListItem(Static(hunk_text(h, h.id in self.chosen))) for h in self.hunks)
-        listing.index = 0 if self.hunks else None
+        listing.set_options(Option(hunk_text(h, h.id in self.chosen)) for h in self.hunks)
+        listing.highlighted = 0 if self.hunks else None
         title = f"vs {BASE_LABELS[self.base]}: {len(self.hunks)} hunks"
         if self.base == "accepted" and self.hunks:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"

@@ -6,12 +6,16 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Collapsible, Static
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
 
 TOOL_OUTPUT_LIMIT = 4000
 STREAM_REFRESH_S = 0.05
-"""Streamed text is redrawn at most this often: a redraw per token would swamp the event loop."""
+"""New entries and streamed text are drawn at most this often, in one batch: a mount or redraw per
+event would swamp the event loop."""
 
 
 def _summary(arguments: dict[str, Any]) -> str:
@@ -21,29 +25,87 @@ def _summary(arguments: dict[str, Any]) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
+class ToolCallView(Static, can_focus=True):
+    """One tool call, folded to a line until clicked (or enter): arguments and output inside.
+
+    A single widget rather than a Collapsible: transcripts hold hundreds of calls.
+    """
+
+    BINDINGS = [Binding("enter", "toggle", "Unfold", show=False)]
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, name: str, arguments: dict[str, Any]) -> None:
+        super().__init__()
+        self.tool_name = name
+        self.arguments = arguments
+        self.output: str | None = None
+        self.ok = True
+
+    def finish(self, output: str, ok: bool) -> None:
+        self.output = output if len(output) <= TOOL_OUTPUT_LIMIT else output[:TOOL_OUTPUT_LIMIT] + "\n…"
+        self.ok = ok
+        self.set_class(not ok, "failed")
+        self.refresh(layout=self.expanded)
+
+    def render(self) -> Text:
+        mark = "…" if self.output is None else ("✓" if self.ok else "✗")
+        text = Text(f"{'▼' if self.expanded else '▶'} {mark} {self.tool_name} {_summary(self.arguments)}")
+        if self.expanded:
+            text.append("\n" + json.dumps(self.arguments, indent=2), style="dim")
+            text.append("\n" + (self.output if self.output is not None else "running…"))
+        return text
+
+    def on_click(self) -> None:
+        self.action_toggle()
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def watch_expanded(self) -> None:
+        self.refresh(layout=True)
+
+
 class Transcript(VerticalScroll):
     DEFAULT_CSS = """
     Transcript { padding: 0 1; }
     Transcript > .assistant { margin: 1 0 0 0; }
     Transcript > .user { margin: 1 0 0 0; color: $accent; text-style: bold; }
     Transcript > .note { color: $text-muted; }
-    Transcript Collapsible { margin: 0; padding: 0; border-top: none; }
-    Transcript Collapsible.failed CollapsibleTitle { color: $error; }
+    Transcript > ToolCallView { color: $text-muted; }
+    Transcript > ToolCallView:focus { background: $boost; }
+    Transcript > ToolCallView.failed { color: $error; }
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._streamed: dict[int, str] = {}
         self._turn_text: dict[int, Static] = {}
-        self._calls: dict[str, tuple[Collapsible, Static]] = {}
+        self._calls: dict[str, ToolCallView] = {}
         self._pending_user: list[str] = []
         self._stale_turns: set[int] = set()
+        self._unmounted: list[Widget] = []
+        self._flush_scheduled = False
 
-    def _append(self, widget) -> None:
+    def _append(self, widget: Widget) -> None:
+        self._unmounted.append(widget)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(STREAM_REFRESH_S, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
         follow = self.is_vertical_scroll_end
-        self.mount(widget)
+        if self._unmounted:
+            self.mount_all(self._unmounted)
+            self._unmounted = []
+        for turn in self._stale_turns:
+            self._turn_text[turn].update(Text(self._streamed[turn]))
+        self._stale_turns.clear()
         if follow:
-            self.scroll_end(animate=False)
+            self.call_after_refresh(self.scroll_end, animate=False)
 
     def _turn_static(self, turn: int) -> Static:
         if turn not in self._turn_text:
@@ -53,17 +115,9 @@ class Transcript(VerticalScroll):
 
     def add_tokens(self, turn: int, text: str) -> None:
         self._streamed[turn] = self._streamed.get(turn, "") + text
-        if not self._stale_turns:
-            self.set_timer(STREAM_REFRESH_S, self._redraw_stream)
+        self._turn_static(turn)
         self._stale_turns.add(turn)
-
-    def _redraw_stream(self) -> None:
-        follow = self.is_vertical_scroll_end
-        for turn in self._stale_turns:
-            self._turn_static(turn).update(Text(self._streamed[turn]))
-        self._stale_turns.clear()
-        if follow:
-            self.scroll_end(animate=False)
+        self._schedule_flush()
 
     def end_turn(self, turn: int, response: dict[str, Any]) -> None:
         """A finished turn: its full text replaces the stream (replayed logs have no token deltas)."""
@@ -72,20 +126,12 @@ class Transcript(VerticalScroll):
             self._turn_static(turn).update(Text(content))
 
     def add_tool_call(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        output = Static(Text("running…"), classes="output")
-        arguments_view = Static(Text(json.dumps(arguments, indent=2)), classes="arguments")
-        call = Collapsible(arguments_view, output, title=f"{name} {_summary(arguments)}", collapsed=True)
-        self._calls[call_id] = (call, output)
-        self._append(call)
+        self._calls[call_id] = ToolCallView(name, arguments)
+        self._append(self._calls[call_id])
 
     def add_tool_result(self, call_id: str, output: str, ok: bool) -> None:
-        if call_id not in self._calls:
-            return
-        call, output_view = self._calls[call_id]
-        shown = output if len(output) <= TOOL_OUTPUT_LIMIT else output[:TOOL_OUTPUT_LIMIT] + "\n…"
-        output_view.update(Text(shown))
-        call.title = ("✓ " if ok else "✗ ") + call.title
-        call.set_class(not ok, "failed")
+        if call_id in self._calls:
+            self._calls[call_id].finish(output, ok)
 
     def add_user(self, text: str, pending: bool = False) -> None:
         """A steering message; `pending` when shown on send, so the session's echo of it is not shown twice."""
