@@ -285,11 +285,13 @@ class SessionController:
         reason = "interrupted"
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()
+        except Exception as error:
+            reason = f"error: {type(error).__name__}: {error}"
+            raise
         finally:
             best = self.best()
             self._emit(SessionEnded(reason=reason, best_candidate_id=best.candidate_id if best else None,
                                     turns=self._turns, cost_usd=self._cost))
-            self._log.close()
         return self._summary(reason)
 
     def _agent_loop(self) -> str:

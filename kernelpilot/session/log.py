@@ -16,26 +16,26 @@ from kernelpilot.session.events import SessionEvent, event_from_json
 
 
 class SessionLog:
-    """Appends persisted events to `path` (thread-safe: the agent thread and the UI both record)."""
+    """Appends persisted events to `path` (thread-safe: the agent thread and the UI both record).
+
+    The file is opened per event, so decisions recorded after the agent has finished (a review
+    of the candidates) still land in the log; next to the fsync that costs nothing.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         _cut_torn_tail(path)
-        self._file = open(path, "a", encoding="utf-8")
+        path.touch()
         self._lock = threading.Lock()
 
     def append(self, event: SessionEvent) -> None:
         if not event.persist:
             return
         line = json.dumps(event.to_json(), default=str) + "\n"
-        with self._lock:
-            self._file.write(line)
-            self._file.flush()
-            os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        with self._lock:
-            self._file.close()
+        with self._lock, open(self.path, "a", encoding="utf-8") as file:
+            file.write(line)
+            file.flush()
+            os.fsync(file.fileno())
 
 
 def _cut_torn_tail(path: Path) -> None:

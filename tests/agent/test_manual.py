@@ -8,7 +8,7 @@ import time
 from agent_helpers import TASK
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
-from kernelpilot.session.events import Evaluation, LLMTurn, SessionStarted
+from kernelpilot.session.events import Evaluation, LLMTurn, SessionStarted, UserDecision
 from kernelpilot.session.log import read_events
 
 BROKEN_KERNEL = 'extern "C" void relu_bias_scale(const float* x, float* out) { out[0] = x[0] }\n'
@@ -42,6 +42,8 @@ def test_each_burst_of_saves_is_evaluated_once(tmp_path):
     evaluations = [e for e in events if isinstance(e, Evaluation)]
     assert len(evaluations) == 1 and evaluations[0].result.status == "build_failed"
     assert controller.files_at(evaluations[0].commit)["kernels/relu_bias_scale.cpp"] == BROKEN_KERNEL
+    controller.record_decision("reject", evaluations[0].candidate_id, {})
     logged = read_events(controller.log_path)
     assert next(e for e in logged if isinstance(e, SessionStarted)).model == "manual"
     assert not any(isinstance(e, LLMTurn) for e in logged)
+    assert isinstance(logged[-1], UserDecision), "decisions after the session ends are still logged"

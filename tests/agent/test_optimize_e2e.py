@@ -11,6 +11,7 @@ import git
 import pytest
 import torch
 
+from kernelpilot.cli import main
 from kernelpilot.session.events import Evaluation, LLMTurn, SessionEnded, SessionStarted
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME, WORKSPACE_NAME
@@ -74,10 +75,15 @@ def test_progress_goes_to_stderr(session):
     assert "session ended: done" in session["stderr"]
 
 
-def test_best_candidate_exports_as_a_single_file_that_matches_the_task(session, tmp_path):
+def sessions(session, *args: str) -> int:
+    """`kernelpilot sessions ...` in this process (the CLI's own entry point; saves a torch import each)."""
+    return main(["sessions", *args, "--root", str(session["dir"].parent)])
+
+
+def test_best_candidate_exports_as_a_single_file_that_matches_the_task(session, tmp_path, capsys):
     out = tmp_path / "relu_bias_new.py"
-    done = kernelpilot("sessions", "export", session["id"], "--out", str(out), cwd=session["cwd"])
-    assert done.returncode == 0, done.stderr
+    assert sessions(session, "export", session["id"], "--out", str(out)) == 0
+    assert capsys.readouterr().out.strip() == str(out)
     assert "load_kernel_sources(SOURCES)" in out.read_text()
     exported = _import(out, "exported_relu_bias")
     task = _import(TASK, "relu_bias_task")
@@ -89,19 +95,17 @@ def test_best_candidate_exports_as_a_single_file_that_matches_the_task(session, 
 
 
 def test_best_candidate_exports_as_a_workspace(session, tmp_path):
-    done = kernelpilot("sessions", "export", session["id"], "--format", "workspace", "--out", str(tmp_path / "ws"),
-                       cwd=session["cwd"])
-    assert done.returncode == 0, done.stderr
+    assert sessions(session, "export", session["id"], "--format", "workspace", "--out", str(tmp_path / "ws")) == 0
     assert (tmp_path / "ws" / "model_new.py").is_file()
     assert "bias[c];" in (tmp_path / "ws" / "kernels" / "relu_bias_scale.cpp").read_text()
 
 
-def test_sessions_list_and_show(session):
-    listed = kernelpilot("sessions", "list", cwd=session["cwd"])
-    assert session["id"] in listed.stdout
-    shown = kernelpilot("sessions", "show", session["id"], cwd=session["cwd"])
-    assert shown.returncode == 0
-    assert "build_failed" in shown.stdout and "correct" in shown.stdout and "ended    done" in shown.stdout
+def test_sessions_list_and_show(session, capsys):
+    assert sessions(session, "list") == 0
+    assert session["id"] in capsys.readouterr().out
+    assert sessions(session, "show", session["id"]) == 0
+    shown = capsys.readouterr().out
+    assert "build_failed" in shown and "correct" in shown and "ended    done" in shown
 
 
 def _import(path, name):

@@ -34,7 +34,6 @@ def test_events_read_back_equal(tmp_path):
     log = SessionLog(tmp_path / "session.jsonl")
     for event in EVENTS:
         log.append(event)
-    log.close()
     assert read_events(tmp_path / "session.jsonl") == EVENTS
 
 
@@ -42,7 +41,6 @@ def test_live_only_events_are_not_logged(tmp_path):
     log = SessionLog(tmp_path / "session.jsonl")
     log.append(TokenDelta(turn=1, text="x"))
     log.append(BuildLogLine(candidate_id=1, line="compile"))
-    log.close()
     assert (tmp_path / "session.jsonl").read_text() == ""
 
 
@@ -51,13 +49,11 @@ def test_torn_last_line_is_skipped_and_cut_before_appending(tmp_path):
     log = SessionLog(path)
     for event in EVENTS[:3]:
         log.append(event)
-    log.close()
     with open(path, "a") as file:
         file.write('{"kind": "tool_result", "turn": 1, "call_')
     assert read_events(path) == EVENTS[:3]
     log = SessionLog(path)
     log.append(EVENTS[3])
-    log.close()
     assert read_events(path) == EVENTS[:4]
 
 
