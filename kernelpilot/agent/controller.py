@@ -184,10 +184,9 @@ class SessionController:
         self.task_sha256 = sha256_file(task)
         source = task.read_text()
         starter = {} if self._client else {MODEL_FILE: starter_model(source)}
-        Workspace.create(self.session_dir / WORKSPACE_NAME, task, starter)
+        self._workspace = Workspace.create(self.session_dir / WORKSPACE_NAME, task, starter)
         _ignore_sessions_folder(Path(settings.sessions_root))
         self._task_path = task.resolve()
-        self._workspace = Workspace(self.session_dir / WORKSPACE_NAME)
         self._opening = opening_messages(skill, source, self.device, self.policy,
                                          self._client is None or self._client.native_tools)
 
@@ -203,9 +202,9 @@ class SessionController:
         self._workspace = record.workspace
         self.model = settings.model or (None if started.model == MANUAL else started.model)
         self._client = None
+        if not settings.read_only and self.device == "cuda" and default_device() != "cuda":
+            raise UsageError(f"session {self.session_id} ran on cuda, and torch sees no GPU here")
         if not settings.read_only and self.model:
-            if self.device == "cuda" and default_device() != "cuda":
-                raise UsageError(f"session {self.session_id} ran on cuda, and torch sees no GPU here")
             self._client = make_client(self.model, dict(settings.sampling) or dict(started.sampling),
                                        settings.llm_options, settings.tool_protocol)
             if isinstance(self._client, ReplayClient):

@@ -121,6 +121,11 @@ class LiteLLMClient:
             raise UsageError(f"bad model string '{self.model}': litellm cannot tell its provider "
                              "(write provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, "
                              "ollama/qwen2.5-coder)") from None
+        if not {"api_key", "mock_response"} & set(self.options):
+            environment = litellm.validate_environment(model=self.model, api_base=self.options.get("api_base"))
+            missing = [key for key in environment.get("missing_keys", []) if key.endswith("_API_KEY")]
+            if missing:
+                raise UsageError(f"{self.model} needs {' and '.join(missing)} in the environment")
         if self.tool_protocol == "auto":
             try:
                 native = litellm.supports_function_calling(self.model)

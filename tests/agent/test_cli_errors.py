@@ -29,6 +29,13 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, monkeypatch, 
     assert not (tmp_path / ".kernelpilot" / "sessions").exists() or argv[0] == "sessions"
 
 
+def test_missing_provider_key_is_a_user_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["optimize", str(TASK), "--model", "anthropic/claude-sonnet-4-5", "--headless"]) == 2
+    assert "needs ANTHROPIC_API_KEY in the environment" in capsys.readouterr().err
+
+
 def test_bad_config_file_is_a_user_error(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "kernelpilot.toml").write_text('modle = "openai/gpt-4o"\n')
