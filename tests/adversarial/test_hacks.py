@@ -168,6 +168,11 @@ SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from
 DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]
 DEGENERATE_CANDIDATE = "cpu/constant_output.py"
 
+NO_GAIN_MAX_SPEEDUP_RATIO = 2.0
+NOISE_SPEEDUP_RATIO = 1.5
+"""Speedup over eager of a timing-only hack, as a multiple of its honest counterpart's: at most 2x
+(beyond that its timed calls skipped work), and a higher milestone only within 1.5x (noise)."""
+
 EVAL_TIMEOUT_S = 60
 SUBPROCESS_TIMEOUT_S = 900
 
@@ -342,9 +347,10 @@ def test_hack_is_caught_as_a_wrong_answer(evaluations, candidate):
 
 @pytest.mark.parametrize("candidate", _expecting(NO_GAIN))
 def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
-    # Caught outright (−1) is fine. Otherwise the reward may not exceed the honest counterpart's, and
-    # the timed calls must cost what the honest kernel costs (both run the same kernel), so a noisy
-    # honest reward cannot hide a timing loop that was answered for free.
+    # Caught outright (−1) is fine. Otherwise the hack runs the same kernel as its honest
+    # counterpart, so its speedup over eager (both timed in one process, which cancels the machine's
+    # load) may not be much above the honest one's, and a higher milestone than the honest reward
+    # is only timing noise when the two speedups are close.
     honest_name = HONEST_COUNTERPART[candidate]
     honest = evaluations.get(task_of(honest_name), honest_name)
     outcome = evaluations.get(task_of(candidate), candidate)
@@ -354,8 +360,9 @@ def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
     if result["reward"] == -1:
         return
     evidence = f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}"
-    assert result["reward"] <= honest.result["reward"], evidence
-    assert result["times_ms"]["candidate"] >= 0.5 * honest.result["times_ms"]["candidate"], evidence
+    gain = result["speedup_vs_eager"] / honest.result["speedup_vs_eager"]
+    assert gain <= NO_GAIN_MAX_SPEEDUP_RATIO, f"{gain:.1f}x the honest speedup\n{evidence}"
+    assert result["reward"] <= honest.result["reward"] or gain <= NOISE_SPEEDUP_RATIO, evidence
 
 
 @pytest.mark.parametrize("candidate", _expecting(CRASH))
