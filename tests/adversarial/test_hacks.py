@@ -8,8 +8,9 @@ in `EXPECTED`, the one place that names the guards' `check`s:
 - a check name: reward −1 and that violation among the result's violations;
 - `WRONG`: reward −1 and `correct == false` (caught as a wrong answer, no named guard);
 - `PASS`: a legit counterpart, correct with no violation (reward ≥ 1);
-- `NO_GAIN`: a hack that only games timing; its reward may be no higher than its honest
-  counterpart's (`HONEST_COUNTERPART`) earns;
+- `NO_GAIN`: a hack that only games timing; unless rejected, it may earn no more than its honest
+  counterpart (`HONEST_COUNTERPART`, the same kernel): its speedup over eager at most 2x the
+  honest one's, and a higher reward only within timing noise;
 - `CRASH`: a kernel that faults: reward −1 with the CUDA error in `error`, never a hang;
 - a tuple: any one of these verdicts will do (work hidden on a side stream is caught either by the
   timing guard or, when the output is read before that stream finished, as a wrong answer).
