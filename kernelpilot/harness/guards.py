@@ -43,6 +43,9 @@ CHECKS = {
 def _watched() -> dict[str, tuple[object, str]]:
     import time as time_module
 
+    import kernelpilot.harness.audit as audit
+    import kernelpilot.harness.channel as channel
+    import kernelpilot.harness.timing as timing
     import kernelpilot.harness.worker as worker
 
     watched: dict[str, tuple[object, str]] = {}
@@ -65,9 +68,10 @@ def _watched() -> dict[str, tuple[object, str]]:
     watched["torch.profiler.profile"] = (torch.profiler, "profile")
     watched["sys.setprofile"] = (sys, "setprofile")
     watched["os.write"] = (os, "write")
-    for name in dir(worker):
-        if not name.startswith("__") and callable(getattr(worker, name)):
-            watched[f"worker.{name}"] = (worker, name)
+    for module in (worker, timing, audit, channel, sys.modules[__name__]):
+        for name in vars(module):
+            if not name.startswith("__"):
+                watched[f"{module.__name__}.{name}"] = (module, name)
     return watched
 
 
@@ -230,6 +234,8 @@ TAMPER_PATTERNS = {
         "switches off PyTorch's dispatch modes or profiler",
     r"/proc/self|\bos\.(write|dup2?|fdopen)\b|\bos\.environ\[.KERNELPILOT": "writes to the harness's files or channel",
     r"\b__code__\b": "rewrites functions' code",
+    r"\blaunch_counts\b|\bkernels\.profiling\b|\b_perf_counter\b|\b(Worker|Parent)Channel\b":
+        "touches the harness's bookkeeping",
     r"\bbuiltins\b|__builtins__": "edits Python's builtins",
 }
 

@@ -52,6 +52,10 @@ ALLOWED = {
 }
 
 
+ONCE = {"baseline", "task_info", "imported", "timing", "kernels", "final"}
+"""Messages the worker sends exactly once: a second one was forged by the candidate's code."""
+
+
 @dataclass
 class Observations:
     sources: dict[str, str]
@@ -73,6 +77,8 @@ class Observations:
     ignored: list[str] = field(default_factory=list)
     reference_file_changed: bool = False
     task_checked: bool = False
+    seen: set[str] = field(default_factory=set)
+    duplicates: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
@@ -87,6 +93,10 @@ class Observations:
         if allowed is not None and phase not in allowed:
             self.ignored.append(f"{message.kind} in {phase}")
             return
+        if message.kind in ONCE and message.kind in self.seen:
+            self.duplicates.append(message.kind)
+            return
+        self.seen.add(message.kind)
         f = message.fields
         match message.kind:
             case "phase":
@@ -140,6 +150,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
 
     for finding in tamper_findings(obs.sources):
         add("tampering", finding)
+    for kind in obs.duplicates:
+        add("tampering", f"a second '{kind}' message was written to the harness's channel")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
 
