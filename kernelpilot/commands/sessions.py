@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -63,6 +64,10 @@ def run(args) -> int:
         raise UsageError(f"'sessions {args.action}' needs a session id (see `kernelpilot sessions list`)")
     record = SessionRecord(locate(args.session_id, root))
     if args.action == "show":
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from kernelpilot.tui.app import run_session_app
+
+            return run_session_app(args.session_id, root)
         return _show(record)
     destination = export_candidate(record, None, Path(args.out) if args.out else None, args.format)
     print(destination)

@@ -130,11 +130,14 @@ def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path
 def evaluation_summary(result: EvalResult) -> str:
     """The evaluation as commit-message lines: verdict, errors, times, speedups, where it ran."""
     times = result.times_ms
+    def speedup(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}x"
+
     lines = [
         f"status: {result.status}, reward {result.reward}",
         f"max abs err {result.max_abs_err}, max rel err {result.max_rel_err}",
         "times (ms): " + ", ".join(f"{k} {v:.4g}" for k, v in times.items() if v is not None),
-        f"speedup vs eager {result.speedup_vs_eager}, vs torch.compile {result.speedup_vs_compile}",
+        f"speedup vs eager {speedup(result.speedup_vs_eager)}, vs torch.compile {speedup(result.speedup_vs_compile)}",
         f"device: {result.device}",
     ]
     lines += [f"violation {v.check}: {v.detail}" for v in result.violations]
@@ -183,7 +186,7 @@ class Project:
             self._switch_to_branch(repo)
         previous = {path: _read(path) for path in sorted(targets.keys() | stale)}
         for path in stale:
-            path.unlink(missing_ok=True)
+            self._remove(path)
         for path, code in targets.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(code)
@@ -206,13 +209,21 @@ class Project:
             self._switch_to_branch(repo)
         for path, code in last.previous.items():
             if code is None:
-                path.unlink(missing_ok=True)
+                self._remove(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(code)
         if repo is not None:
             _commit(repo, list(last.previous), f"kernelpilot: undo accept of candidate {last.candidate_id}")
         return last
+
+    def _remove(self, path: Path) -> None:
+        """Delete a file an accept wrote, and the folders that held only it (never the task's own folder)."""
+        path.unlink(missing_ok=True)
+        for folder in path.parents:
+            if folder == self.task_path.parent or any(folder.iterdir()):
+                break
+            folder.rmdir()
 
     def _repo(self):
         import git

@@ -55,6 +55,10 @@ INBOX_BATCH = 200
 """Events handled per turn of the loop: a burst (a replay, fast tokens) is drawn in a few frames,
 and key presses get their turn in between."""
 
+VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timing": "Timing",
+         "build": "Build log", "gpu": "GPU"}
+"""Tab id suffix → title, in tab order (keys 1–6)."""
+
 DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
 """Builds the session driver, given the callback it reports events through (from any thread)."""
 
@@ -76,6 +80,9 @@ class KernelpilotApp(App[int]):
         Binding("p", "pause", "Pause/Resume", id="pause", tooltip="pause or resume the agent"),
         Binding("x", "stop", "Stop", id="stop", tooltip="stop the session"),
         Binding("q", "quit", "Quit", id="quit", tooltip="leave kernelpilot (the session log is kept)"),
+        *(Binding(str(number), f"show_view('{view}')", f"Show {title}", id=f"view_{view}", show=False,
+                  tooltip=f"the {title.lower()} view of the selected candidate")
+          for number, (view, title) in enumerate(VIEWS.items(), 1)),
     ]
 
     def __init__(self, connect: DriverFactory, *, task_path: Path | None = None, read_only: bool = False,
@@ -114,17 +121,17 @@ class KernelpilotApp(App[int]):
             with Vertical(id="right"):
                 yield CandidatesTable(id="candidates")
                 with TabbedContent(id="views"):
-                    with TabPane("Diff", id="tab-diff"):
+                    with TabPane(VIEWS["diff"], id="tab-diff"):
                         yield DiffView(id="diff")
-                    with TabPane("Kernel", id="tab-kernel"):
+                    with TabPane(VIEWS["kernel"], id="tab-kernel"):
                         yield KernelView(id="kernel")
-                    with TabPane("Correctness", id="tab-correctness"):
+                    with TabPane(VIEWS["correctness"], id="tab-correctness"):
                         yield CorrectnessView(id="correctness")
-                    with TabPane("Timing", id="tab-timing"):
+                    with TabPane(VIEWS["timing"], id="tab-timing"):
                         yield TimingView(id="timing")
-                    with TabPane("Build log", id="tab-build"):
+                    with TabPane(VIEWS["build"], id="tab-build"):
                         yield CompileLog(id="build-log")
-                    with TabPane("GPU", id="tab-gpu"):
+                    with TabPane(VIEWS["gpu"], id="tab-gpu"):
                         yield GpuPanel(interval=self.gpu_interval, id="gpu")
         yield Footer()
 
@@ -296,7 +303,7 @@ class KernelpilotApp(App[int]):
     def action_show_source(self, path: str, line: int) -> None:
         """Jump from a build error's file:line to that line in the kernel view."""
         if self.query_one(KernelView).show_location(path, line):
-            self.query_one(TabbedContent).active = "tab-kernel"
+            self.action_show_view("kernel")
         else:
             self.notify(f"{path} is not among the selected candidate's files", severity="warning")
 
@@ -387,7 +394,10 @@ class KernelpilotApp(App[int]):
 
     def action_cycle_diff_base(self) -> None:
         self.query_one(DiffView).cycle_base()
-        self.query_one(TabbedContent).active = "tab-diff"
+        self.action_show_view("diff")
+
+    def action_show_view(self, view: str) -> None:
+        self.query_one(TabbedContent).active = f"tab-{view}"
 
     def action_focus_steer(self) -> None:
         self.query_one("#steer", Input).focus()
@@ -419,10 +429,25 @@ class KernelpilotApp(App[int]):
         self.exit(0)
 
 
+def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDriver], read_only: bool) -> int:
+    """Open the session before the screen does, so that a user error is one line on the terminal,
+    not a crash inside the app; its events reach the app once it runs."""
+    app: KernelpilotApp | None = None
+    driver = open_session(lambda event: app._deliver(event))
+    app = KernelpilotApp(lambda deliver: driver, read_only=read_only)
+    app.run()
+    return app.return_code or 0
+
+
 def run_optimize_app(settings: Any) -> int:
-    """Open the app on a live session (called by `kernelpilot optimize` on a terminal)."""
+    """`kernelpilot optimize` on a terminal: a live session."""
     from kernelpilot.agent.controller import SessionController
 
-    app = KernelpilotApp(lambda on_event: SessionController(settings, on_event),
-                         task_path=Path(settings.task_path) if getattr(settings, "task_path", None) else None)
-    return app.run() or 0
+    return _run_app(lambda on_event: SessionController(settings, on_event), read_only=False)
+
+
+def run_session_app(session_ref: str, sessions_root: Path) -> int:
+    """`kernelpilot sessions show ID` on a terminal: a finished session, read-only."""
+    from kernelpilot.agent.controller import SessionController
+
+    return _run_app(lambda on_event: SessionController.open(session_ref, on_event, sessions_root), read_only=True)

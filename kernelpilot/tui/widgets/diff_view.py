@@ -90,7 +90,7 @@ class DiffView(Vertical):
         listing = self.query_one("#hunks", HunkList)
         listing.set_options(Option(hunk_text(h, h.id in self.chosen)) for h in self.hunks)
         listing.highlighted = 0 if self.hunks else None
-        title = f"vs {BASE_LABELS[self.base]}: {len(self.hunks)} hunks"
+        title = f"vs {BASE_LABELS[self.base]}: {len(self.hunks)} hunk{'s' * (len(self.hunks) != 1)}"
         if self.base == "accepted" and self.hunks:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"
         if self.files and not self.hunks:
