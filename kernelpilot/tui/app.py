@@ -59,6 +59,9 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
          "build": "Build log", "gpu": "GPU"}
 """Tab id suffix → title, in tab order (keys 1–6)."""
 
+LIVE_ACTIONS = {"accept", "reject", "undo", "accept_form", "pause", "stop", "focus_steer"}
+"""What a read-only session (`sessions show`) does not offer."""
+
 DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
 """Builds the session driver, given the callback it reports events through (from any thread)."""
 
@@ -311,24 +314,19 @@ class KernelpilotApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """None greys an action out in the footer (and drops it from the palette); False hides it."""
-        live = not self.read_only
+        if self.read_only and action in LIVE_ACTIONS:
+            return False
         selected = self.query_one(CandidatesTable).selected_id if self.is_mounted else None
         match action:
             case "accept":
                 loaded = self.loaded is not None and self.loaded.candidate_id == selected
-                return live and loaded and self.query_one(CandidatesTable).results[selected].passed or None
-            case "reject":
-                return live and selected is not None or None
-            case "undo":
-                return live and bool(self.project and self.project.history) or None
-            case "accept_form":
-                return live
-            case "cycle_diff_base":
+                return loaded and self.query_one(CandidatesTable).results[selected].passed or None
+            case "reject" | "cycle_diff_base":
                 return selected is not None or None
+            case "undo":
+                return bool(self.project and self.project.history) or None
             case "pause" | "stop":
-                return live and (self.running or None)
-            case "focus_steer":
-                return live
+                return self.running or None
         return True
 
     def action_accept(self) -> None:

@@ -15,8 +15,10 @@ from fixtures import FILES, ScriptedSession, script
 from kernelpilot.session.events import PermissionAsked, SessionStarted
 from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.commands import ActionsProvider
+from kernelpilot.tui.gpu import GpuSample
 from kernelpilot.tui.widgets.candidates import CandidatesTable
 from kernelpilot.tui.widgets.diff_view import DiffView
+from kernelpilot.tui.widgets.gpu_panel import describe
 
 SIZE = (160, 48)
 
@@ -209,3 +211,14 @@ async def test_gpu_panel_says_when_there_is_no_gpu(project, monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert "no NVIDIA GPU" in text_of(app, "#gpu")
+
+
+def test_gpu_panel_warns_when_other_processes_use_the_gpu():
+    sample = GpuSample(name="NVIDIA H200", utilisation_pct=97, memory_used_mib=40_000, memory_total_mib=143_771,
+                       temperature_c=61, sm_clock_mhz=1980, memory_clock_mhz=3201, throttle_reasons=("power cap",),
+                       other_processes=(4242,))
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(describe(sample))
+    shown = console.export_text()
+    assert "NVIDIA H200" in shown and "power cap" in shown
+    assert "busy with other processes (4242): timings are unreliable" in shown

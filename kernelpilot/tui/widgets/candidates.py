@@ -39,7 +39,7 @@ class CandidatesTable(DataTable):
         self.add_column("vs eager", key="eager", width=9)
         self.add_column("vs compile", key="compile", width=10)
         self.add_column("reward", key="reward", width=6)
-        self.add_column("", key="mark", width=12)
+        self.add_column("", key="mark", width=18)
 
     def add_candidate(self, candidate_id: int, commit: str, result: EvalResult) -> None:
         self.results[candidate_id] = result

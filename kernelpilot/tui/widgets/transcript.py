@@ -123,7 +123,7 @@ class Transcript(VerticalScroll):
         """A finished turn: its full text replaces the stream (replayed logs have no token deltas)."""
         content = response.get("content") or ""
         if content and turn not in self._streamed:
-            self._turn_static(turn).update(Text(content))
+            self.add_tokens(turn, content)
 
     def add_tool_call(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
         self._calls[call_id] = ToolCallView(name, arguments)
