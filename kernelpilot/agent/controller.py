@@ -22,6 +22,7 @@ counts from this `run()`.
 from __future__ import annotations
 
 import queue
+import shutil
 import threading
 import time
 import uuid
@@ -414,6 +415,7 @@ class SessionController:
             candidate_id = len(self._candidates) + 1
             commit = self._workspace.snapshot(f"candidate {candidate_id}")
         folder = self.session_dir / "candidates" / str(candidate_id)
+        shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
         try:
             result = evaluate(self._workspace.task_copy, folder, EvalOptions(device=self.device, policy=self.policy),
