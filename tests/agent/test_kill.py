@@ -11,9 +11,9 @@ import time
 
 from agent_helpers import TASK, TRANSCRIPT
 
-from kernelpilot.agent.conversation import INTERRUPTED, Conversation
-from kernelpilot.agent.controller import SessionController
-from kernelpilot.session.events import Evaluation, SessionEnded, ToolCall
+from kernelpilot.agent.controller import SessionController, SessionSettings
+from kernelpilot.agent.conversation import INTERRUPTED
+from kernelpilot.session.events import Evaluation, LLMTurn, SessionEnded, SessionStarted, ToolCall
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME
 
@@ -27,7 +27,7 @@ def wait_for(path, text, timeout=120.0):
     raise AssertionError(f"{text!r} never appeared in {path}")
 
 
-def test_kill_9_mid_evaluation_keeps_the_log(tmp_path):
+def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "kernelpilot", "optimize", str(TASK), "--headless",
                                 "--model", f"replay:{TRANSCRIPT}"], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True)
@@ -53,6 +53,13 @@ def test_kill_9_mid_evaluation_keeps_the_log(tmp_path):
 
     record = SessionController.open(directory.name, sessions_root=sessions)
     assert [c.candidate_id for c in record.candidates()] == [1]
-    conversation = Conversation.rebuild([], events, SessionController._calls_of)
-    messages = conversation.ready_for_model()
-    assert messages[-1] == {"role": "tool", "tool_call_id": "call_eval2", "name": "evaluate", "content": INTERRUPTED}
+
+    resumed = SessionController(SessionSettings(resume=directory.name, sessions_root=sessions,
+                                                model=f"replay:{TRANSCRIPT}"), lambda event: None)
+    assert resumed.run().reason == "done"
+    events = read_events(log)
+    assert sum(isinstance(e, SessionStarted) for e in events) == 1
+    turns = [e for e in events if isinstance(e, LLMTurn)]
+    assert [t.turn for t in turns] == [1, 2, 3, 4]
+    interrupted = {"role": "tool", "tool_call_id": "call_eval2", "name": "evaluate", "content": INTERRUPTED}
+    assert turns[-1].messages[-1] == interrupted, "the model is told the evaluation never finished"
