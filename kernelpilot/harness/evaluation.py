@@ -184,6 +184,7 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
         "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
         "compile_modes_to_measure": modes_to_measure,
         "profile_kernels": options.profile_kernels,
+        "spot_check_run": secrets.randbelow(options.timed_runs),
         "channel_fd": channel_fd,
         "scratch": str(run.scratch),
     }

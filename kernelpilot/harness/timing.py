@@ -55,8 +55,11 @@ class CacheFlusher:
 
 
 def time_calls(fn: Callable, input_sets: Sequence[Sequence[object]], device: str, warmup: int, runs: int,
-               flush: CacheFlusher) -> Samples:
-    """Time `fn(*inputs)` `runs` times, rotating through `input_sets`."""
+               flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None) -> Samples:
+    """Time `fn(*inputs)` `runs` times, rotating through `input_sets`.
+
+    `after_run(i, output)` is called outside the timed region of each run (the spot check).
+    """
     cuda = device == "cuda"
     for i in range(warmup):
         fn(*input_sets[i % len(input_sets)])
@@ -72,15 +75,17 @@ def time_calls(fn: Callable, input_sets: Sequence[Sequence[object]], device: str
             torch.cuda.synchronize()
             t0 = _perf_counter()
             start.record(stream)
-            fn(*inputs)
+            output = fn(*inputs)
             end.record(stream)
             torch.cuda.synchronize()
             host_ms.append((_perf_counter() - t0) * 1e3)
             device_ms.append(start.elapsed_time(end))
         else:
             t0 = _perf_counter()
-            fn(*inputs)
+            output = fn(*inputs)
             elapsed = (_perf_counter() - t0) * 1e3
             host_ms.append(elapsed)
             device_ms.append(elapsed)
+        if after_run is not None:
+            after_run(i, output)
     return Samples(tuple(device_ms), tuple(host_ms))
