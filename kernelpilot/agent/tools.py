@@ -46,7 +46,6 @@ TOOL_SPECS = (
     ToolSpec("done", "End the session: the best correct candidate so far is the result.",
              {"summary": {"type": "string", "description": "what you achieved"}}),
 )
-TOOL_NAMES = tuple(spec.name for spec in TOOL_SPECS)
 
 
 class ToolError(Exception):

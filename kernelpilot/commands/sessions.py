@@ -69,6 +69,6 @@ def run(args) -> int:
 
             return run_session_app(args.session_id, root)
         return _show(record)
-    destination = export_candidate(record, None, Path(args.out) if args.out else None, args.format)
+    destination = export_candidate(record, Path(args.out) if args.out else None, args.format)
     print(destination)
     return 0

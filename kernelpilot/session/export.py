@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kernelpilot.errors import SessionError
 from kernelpilot.session.accept import single_file
-from kernelpilot.session.store import CandidateRecord, SessionRecord
+from kernelpilot.session.store import SessionRecord
 
 
 def default_destination(record: SessionRecord, form: str) -> Path:
@@ -15,10 +15,9 @@ def default_destination(record: SessionRecord, form: str) -> Path:
     return Path(f"{stem}_{record.session_id}_new.py" if form == "single" else f"{stem}_{record.session_id}")
 
 
-def export_candidate(record: SessionRecord, candidate: CandidateRecord | None, out: Path | None,
-                     form: str = "single") -> Path:
-    """Write `candidate` (default: the session's best) to `out`; returns where it went."""
-    candidate = candidate or record.best()
+def export_candidate(record: SessionRecord, out: Path | None, form: str = "single") -> Path:
+    """Write the session's best candidate to `out` (default: beside the cwd, named after task and session)."""
+    candidate = record.best()
     if candidate is None:
         raise SessionError(f"session {record.session_id} has no correct candidate to export")
     files = record.workspace.files_at(candidate.commit)

@@ -86,9 +86,3 @@ class SessionRecord:
 
     def best(self) -> CandidateRecord | None:
         return best_of(self.candidates())
-
-    def candidate(self, candidate_id: int) -> CandidateRecord:
-        for record in self.candidates():
-            if record.candidate_id == candidate_id:
-                return record
-        raise SessionError(f"session {self.session_id} has no candidate {candidate_id}")

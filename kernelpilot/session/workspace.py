@@ -77,12 +77,6 @@ class Workspace:
     def attach_result(self, commit: str, result: EvalResult) -> None:
         self.repo.git.notes("add", "-f", "-m", json.dumps(result.to_json(), indent=1, default=str), commit)
 
-    def result_of(self, commit: str) -> EvalResult | None:
-        try:
-            return EvalResult.from_json(json.loads(self.repo.git.notes("show", commit)))
-        except git.GitCommandError:
-            return None
-
     def files_at(self, commit: str) -> dict[str, str]:
         """`model_new.py` and `kernels/*` at `commit`, by workspace-relative path."""
         try:
