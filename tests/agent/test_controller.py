@@ -1,0 +1,42 @@
+"""Controlling a live session: stop ends it before the next tool runs; headless settings from config and flags."""
+
+from __future__ import annotations
+
+import argparse
+
+from agent_helpers import TASK
+
+from kernelpilot.agent.controller import SessionController, SessionSettings
+from kernelpilot.commands.optimize import settings_from
+from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall
+
+
+def test_stop_ends_the_session_before_the_next_tool(tmp_path, transcript):
+    path = transcript(("", [("write", {"path": "a.txt", "content": "x"})]), ("", [("done", {})]))
+    events = []
+
+    def on_event(event):
+        events.append(event)
+        if isinstance(event, LLMTurn):
+            controller.stop()
+
+    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                                   sessions_root=tmp_path), on_event)
+    assert controller.run().reason == "stopped"
+    assert not (controller.workspace_dir / "a.txt").exists()
+    assert not any(isinstance(e, ToolCall) for e in events)
+    assert isinstance(events[-1], SessionEnded)
+
+
+def test_headless_shell_policy_denies_what_it_would_ask(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "kernelpilot.toml").write_text('[shell]\nallow = ["make *"]\n')
+    args = argparse.Namespace(task=str(TASK), model="replay:x.json", skill=None, device="cpu", policy=None,
+                              max_turns=7, budget_usd=None, max_minutes=None, resume=None,
+                              allow_shell=["nvcc --version"])
+    settings = settings_from(args, headless=True)
+    assert settings.shell.decide("nvcc --version") == "allow" and settings.shell.decide("make all") == "allow"
+    assert settings.shell.decide("curl example.com") == "deny"
+    assert settings_from(args, headless=False).shell.decide("curl example.com") == "ask"
+    assert (settings.max_turns, settings.model, settings.device) == (7, "replay:x.json", "cpu")
