@@ -83,6 +83,8 @@ class KernelpilotApp(App[int]):
         Binding("p", "pause", "Pause/Resume", id="pause", tooltip="pause or resume the agent"),
         Binding("x", "stop", "Stop", id="stop", tooltip="stop the session"),
         Binding("q", "quit", "Quit", id="quit", tooltip="leave kernelpilot (the session log is kept)"),
+        Binding("escape", "focus_candidates", "Candidates", id="candidates", show=False,
+                tooltip="back to the candidates list (from the steering input)"),
         *(Binding(str(number), f"show_view('{view}')", f"Show {title}", id=f"view_{view}", show=False,
                   tooltip=f"the {title.lower()} view of the selected candidate")
           for number, (view, title) in enumerate(VIEWS.items(), 1)),
@@ -247,6 +249,9 @@ class KernelpilotApp(App[int]):
     @on(SessionFinished)
     def _on_session_finished(self, message: SessionFinished) -> None:
         self.running = False
+        steer = self.query_one("#steer", Input)
+        steer.disabled = True
+        steer.placeholder = "the session has ended: review the candidates, accept the ones you want"
         if message.error:
             self.query_one(Transcript).add_note(f"session failed: {message.error}")
             self.notify(message.error, title="session failed", severity="error")
@@ -325,7 +330,7 @@ class KernelpilotApp(App[int]):
                 return selected is not None or None
             case "undo":
                 return bool(self.project and self.project.history) or None
-            case "pause" | "stop":
+            case "pause" | "stop" | "focus_steer":
                 return self.running or None
         return True
 
@@ -396,6 +401,9 @@ class KernelpilotApp(App[int]):
 
     def action_show_view(self, view: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{view}"
+
+    def action_focus_candidates(self) -> None:
+        self.query_one(CandidatesTable).focus()
 
     def action_focus_steer(self) -> None:
         self.query_one("#steer", Input).focus()

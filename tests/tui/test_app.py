@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 
 import git
@@ -34,11 +35,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path / "model.py"
 
 
-def make_app(task: Path, events=None, **kwargs) -> tuple[KernelpilotApp, list[ScriptedSession]]:
+def make_app(task: Path, events=None, started: threading.Event | None = None,
+             **kwargs) -> tuple[KernelpilotApp, list[ScriptedSession]]:
     sessions: list[ScriptedSession] = []
 
     def connect(on_event):
-        sessions.append(ScriptedSession(on_event, events if events is not None else script(str(task))))
+        sessions.append(ScriptedSession(on_event, events if events is not None else script(str(task)),
+                                        started=started))
         return sessions[0]
 
     return KernelpilotApp(connect, task_path=task, gpu_interval=0, **kwargs), sessions
@@ -138,13 +141,17 @@ async def test_chosen_hunks_only_and_undo(project):
         assert not app.check_action("undo", ())
 
 
-async def test_steering_message_goes_to_the_session(project):
-    app, sessions = make_app(project)
+async def test_steering_goes_to_a_running_session_only(project):
+    started = threading.Event()
+    app, sessions = make_app(project, started=started)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await pilot.pause()
         await pilot.press("i", *"use float4", "enter")
         assert sessions[0].steered == ["use float4"]
+        started.set()
+        await settle(pilot)
         assert "you › use float4" in [str(w.render()) for w in app.query(".user")]
+        assert app.query_one("#steer").disabled and not app.check_action("focus_steer", ())
 
 
 async def test_permission_prompt_answers_the_session(project):
