@@ -1,8 +1,8 @@
 """The kernelpilot app: watch the agent, steer it, review candidates and accept kernels.
 
 The app composes the widgets and routes session events to them. The session itself (agent turns,
-builds, evaluations) runs in a thread worker; its events come back as `SessionEventArrived`
-messages, so the event loop never waits on it.
+builds, evaluations) runs in a thread worker; its events wait in an inbox that the loop drains on a
+`SessionEventsWaiting` message, so the loop never waits on the session.
 """
 
 from __future__ import annotations
