@@ -6,10 +6,11 @@ Both live in `$XDG_CONFIG_HOME/kernelpilot/` (default `~/.config/kernelpilot/`),
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from kernelpilot.config import user_config_path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -18,7 +19,7 @@ else:
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelpilot"
+    return user_config_path().parent
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -30,7 +31,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_keymap() -> dict[str, str]:
     """`[keys]` of config.toml: binding id → key(s), e.g. `accept = "ctrl+a"`."""
-    keys = _read_toml(config_dir() / "config.toml").get("keys", {})
+    keys = _read_toml(user_config_path()).get("keys", {})
     return {str(binding_id): str(key) for binding_id, key in keys.items()}
 
 
