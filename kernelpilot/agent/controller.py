@@ -308,7 +308,8 @@ class SessionController:
             messages = conversation.ready_for_model()
             turn = self._turns + 1
             try:
-                reply = self._client.complete(messages, tools, lambda text: self._emit(TokenDelta(turn=turn, text=text)))
+                reply = self._client.complete(messages, tools,
+                                              lambda text: self._emit(TokenDelta(turn=turn, text=text)))
             except ReplayExhausted:
                 return "transcript_end"
             except Exception as error:  # litellm has retried; auth, quota and network errors end the session

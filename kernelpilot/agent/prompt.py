@@ -11,7 +11,8 @@ from kernelpilot.session.workspace import KERNELS_DIR, MODEL_FILE, TASK_FILE
 KERNEL_SUFFIX = {"cuda": ".cu", "cpu": ".cpp"}
 
 
-def opening_messages(skill: Skill, task_source: str, device: str, policy: str, native_tools: bool) -> list[dict[str, Any]]:
+def opening_messages(skill: Skill, task_source: str, device: str, policy: str,
+                     native_tools: bool) -> list[dict[str, Any]]:
     system = skill.text if native_tools else skill.text + "\n\n" + protocol_instructions()
     task = (
         f"# Task\n\nMake the model in `{TASK_FILE}` faster on the **{device}** backend (policy: `{policy}`).\n"

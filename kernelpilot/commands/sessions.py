@@ -31,10 +31,11 @@ def _list(root: Path) -> int:
     for directory in directories:
         record = SessionRecord(directory)
         best = record.best()
+        best_speedup = _speedup(best.result.speedup_vs_compile) if best else "-"
         ended = record.ended
         print(f"{record.session_id}  {Path(record.started.task_path).name:<20} {record.started.model:<32} "
-              f"{len(record.candidates()):>3} candidates  best {_speedup(best.result.speedup_vs_compile) if best else '-':>7}"
-              f" vs compile  {ended.reason if ended else 'unfinished'}")
+              f"{len(record.candidates()):>3} candidates  best {best_speedup:>7} vs compile  "
+              f"{ended.reason if ended else 'unfinished'}")
     return 0
 
 

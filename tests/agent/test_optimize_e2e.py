@@ -10,13 +10,12 @@ import sys
 import git
 import pytest
 import torch
+from agent_helpers import TASK, TRANSCRIPT, kernelpilot
 
 from kernelpilot.cli import main
 from kernelpilot.session.events import Evaluation, LLMTurn, SessionEnded, SessionStarted
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME, WORKSPACE_NAME
-
-from agent_helpers import TASK, TRANSCRIPT, kernelpilot
 
 
 @pytest.fixture(scope="module")

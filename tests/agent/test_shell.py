@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
+from agent_helpers import TASK
+
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.session.events import PermissionAsked, ToolResult, UserDecision
-
-from agent_helpers import TASK
 
 
 def run_session(tmp_path, transcript_path, policy, on_event=lambda controller, event: None):
