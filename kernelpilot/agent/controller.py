@@ -320,7 +320,8 @@ class SessionController:
             self._tokens[1] += reply.completion_tokens
             self._emit(LLMTurn(turn=turn, messages=messages, response=reply.message, token_ids=reply.token_ids,
                                logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
-                               completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd))
+                               completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
+                               model=self.model, sampling=dict(self._client.sampling)))
             calls = self._calls_of(reply.message, turn)
             conversation.add_assistant(reply.message, calls)
             for call in calls:

@@ -60,6 +60,10 @@ class LLMTurn(SessionEvent):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    model: str = ""
+    """The model that answered (a resumed session may switch models)."""
+    sampling: dict[str, Any] = field(default_factory=dict)
+    """The sampling parameters of this request (temperature, top_p, max_tokens), for off-policy corrections."""
 
 
 @dataclass(frozen=True)

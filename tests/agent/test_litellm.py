@@ -57,6 +57,7 @@ def test_a_session_on_a_mocked_provider_logs_the_turn(tmp_path):
     assert turn.messages[0]["role"] == "system" and "# Task" in turn.messages[1]["content"]
     assert turn.response["tool_calls"][0]["function"]["name"] == "done"
     assert turn.prompt_tokens > 0 and turn.cost_usd == summary.cost_usd
+    assert (turn.model, turn.sampling) == ("anthropic/claude-sonnet-4-5", {"temperature": 0.3})
     assert not any(isinstance(e, TokenDelta) for e in events), "deltas are live-only"
 
 
