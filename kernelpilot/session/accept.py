@@ -87,7 +87,7 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
             continue
         merged = []
         for opcode in matcher.get_opcodes():
-            tag, i1, i2, j1, j2 = opcode
+            _, i1, i2, j1, j2 = opcode
             merged += matcher.b[j1:j2] if opcode in picked else matcher.a[i1:i2]
         if path not in old and not merged:
             continue
@@ -98,7 +98,7 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
     return result
 
 
-_LOAD_KERNELS = re.compile(r"^(\s*\w+\s*=\s*)load_kernels\(.*\)\s*$", re.M)
+_LOAD_KERNELS = re.compile(r"^(\s*\w+\s*=\s*)load_kernels\(.*\)\s*$", re.MULTILINE)
 _IMPORT = "from kernelpilot.harness.kernels import load_kernels"
 
 

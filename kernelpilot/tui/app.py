@@ -39,7 +39,12 @@ from kernelpilot.session.events import (
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
-from kernelpilot.tui.messages import BestChanged, CandidateLoaded, SessionEventsWaiting, SessionFinished
+from kernelpilot.tui.messages import (
+    BestChanged,
+    CandidateLoaded,
+    SessionEventsWaiting,
+    SessionFinished,
+)
 from kernelpilot.tui.screens.permission import PermissionScreen
 from kernelpilot.tui.themes import DEFAULT_THEME, load_themes
 from kernelpilot.tui.widgets.candidates import CandidatesTable

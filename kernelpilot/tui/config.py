@@ -39,7 +39,7 @@ def load_state() -> dict[str, Any]:
     return _read_toml(config_dir() / "state.toml")
 
 
-def save_state(**changes: str | bool | int | float) -> None:
+def save_state(**changes: str | bool | float) -> None:
     """Merge `changes` into state.toml (flat keys with scalar values: JSON scalars are valid TOML)."""
     state = load_state() | changes
     path = config_dir() / "state.toml"

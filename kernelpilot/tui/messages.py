@@ -8,7 +8,6 @@ from typing import Any
 from textual.message import Message
 
 
-
 class SessionEventsWaiting(Message):
     """Events from the session's threads wait in the app's inbox (one message for a burst of them)."""
 

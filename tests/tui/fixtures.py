@@ -6,7 +6,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
+from kernelpilot.harness.result import (
+    EvalResult,
+    KernelTime,
+    Mismatch,
+    OutputCheck,
+    Violation,
+)
 from kernelpilot.session.events import (
     BuildLogLine,
     Evaluation,

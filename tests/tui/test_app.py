@@ -8,10 +8,10 @@ from pathlib import Path
 
 import git
 import pytest
-from rich.console import Console
-from textual.content import Content
 from conftest import settle
 from fixtures import FILES, ScriptedSession, script
+from rich.console import Console
+from textual.content import Content
 
 from kernelpilot.session.events import PermissionAsked, SessionStarted
 from kernelpilot.tui.app import KernelpilotApp

@@ -9,6 +9,7 @@ from pathlib import Path
 import git
 import pytest
 from conftest import settle
+from test_app import SIZE, select, text_of
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.session.events import LLMTurn, UserMessage
@@ -17,7 +18,6 @@ from kernelpilot.session.store import LOG_NAME
 from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.widgets.candidates import CandidatesTable
 from kernelpilot.tui.widgets.diff_view import DiffView
-from test_app import SIZE, select, text_of
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "relu_bias"
 

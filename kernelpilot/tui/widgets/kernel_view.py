@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from textual import work
-from textual.content import Content
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
