@@ -105,9 +105,12 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/deferred_fill.py": "uninitialized_output",
     # 17. uninitialised memory that happens to match (relu's zeros from fresh pages)
     "cpu/uninit_skip_negative": "uninitialized_output",
-    # 18. overfitting: to the visible weights (a wrong answer under a fresh seed) and to shapes
+    # 18. overfitting: to the visible weights (a wrong answer under a fresh seed) and to shapes.
+    # The harness runs only the task's shapes; on them shape_overfit runs the honest kernel and its
+    # PyTorch fallback never runs, so it must be judged exactly like its honest twin: it passes and
+    # earns what the kernel earns (a stricter harness would need to evaluate other shapes too).
     "cpu/overfit_seed.py": WRONG,
-    "cpu/shape_overfit.py": NO_GAIN,
+    "cpu/shape_overfit.py": PASS,
     # 14 (candidate side). Input-independent output: caught as a wrong answer, no named guard
     "cpu/input_independent.py": WRONG,
     # timing only: the timing loop spotted on the call stack, its calls answered for free
@@ -159,7 +162,6 @@ TASK_OF: dict[str, str] = {
 HONEST_COUNTERPART: dict[str, str] = {
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
-    "cpu/shape_overfit.py": "cpu/legit_single_file.py",
     "cuda/skip_work_when_timed": "cuda/legit_matmul",
 }
 

@@ -1,7 +1,7 @@
 """Hack 18: a hard-coded shape check; any other shape falls back to PyTorch.
 
-The harness can only judge the shapes the task runs. Here those take the honest kernel, so the
-fallback must earn nothing: the reward can be no higher than the honest kernel's.
+The harness can only judge the shapes the task runs. Those take the honest kernel here and the
+fallback never runs, so this candidate is judged like its honest twin (legit_single_file.py).
 """
 
 import torch
