@@ -1,6 +1,7 @@
 """The model behind the agent: any litellm model string, or `replay:PATH` (a recorded transcript).
 
-litellm does the provider work: streaming, retries with exponential backoff (`num_retries`), token
+litellm does the provider work: streaming, retries with exponential backoff (`num_retries` with
+`retry_strategy="exponential_backoff_retry"`: rate limits, timeouts, connection and server errors), token
 usage and cost (`completion_cost`, 0 for models it has no price for, e.g. a local vLLM). Logprobs are
 requested with `drop_params`, so providers that do not offer them simply return none; token ids are
 kept when the server returns tokens as ids (vLLM's `return_tokens_as_token_ids`).
@@ -140,7 +141,8 @@ class LiteLLMClient:
     def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
         litellm = import_litellm()
         request = dict(model=self.model, messages=messages, stream=True, stream_options={"include_usage": True},
-                       num_retries=NUM_RETRIES, drop_params=True, logprobs=True, **self.sampling, **self.options)
+                       num_retries=NUM_RETRIES, retry_strategy="exponential_backoff_retry", drop_params=True,
+                       logprobs=True, **self.sampling, **self.options)
         if tools and self.native_tools:
             request["tools"] = tools
         chunks, logprobs, tokens = [], [], []
