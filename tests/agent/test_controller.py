@@ -40,3 +40,22 @@ def test_headless_shell_policy_denies_what_it_would_ask(tmp_path, monkeypatch):
     assert settings.shell.decide("curl example.com") == "deny"
     assert settings_from(args, headless=False).shell.decide("curl example.com") == "ask"
     assert (settings.max_turns, settings.model, settings.device) == (7, "replay:x.json", "cpu")
+
+
+def test_a_session_log_replays_as_a_transcript(tmp_path, transcript):
+    path = transcript(("Looking around.", [("list", {})]), ("", [("write", {"path": "notes.md", "content": "hi"})]),
+                      ("", [("done", {})]))
+    first = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                              sessions_root=tmp_path), lambda event: None)
+    first.run()
+    calls = []
+
+    def on_event(event):
+        if isinstance(event, ToolCall):
+            calls.append(event.name)
+
+    again = SessionController(SessionSettings(task_path=TASK, model=f"replay:{first.log_path}", device="cpu",
+                                              sessions_root=tmp_path), on_event)
+    assert again.run().reason == "done"
+    assert calls == ["list", "write", "done"]
+    assert (again.workspace_dir / "notes.md").read_text() == "hi"
