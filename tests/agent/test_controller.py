@@ -7,8 +7,9 @@ import argparse
 from agent_helpers import TASK
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
+from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.commands.optimize import settings_from
-from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall
+from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall, ToolResult
 
 
 def test_stop_ends_the_session_before_the_next_tool(tmp_path, transcript):
@@ -59,3 +60,16 @@ def test_a_session_log_replays_as_a_transcript(tmp_path, transcript):
     assert again.run().reason == "done"
     assert calls == ["list", "write", "done"]
     assert (again.workspace_dir / "notes.md").read_text() == "hi"
+
+
+def test_a_tampered_task_copy_is_not_evaluated(tmp_path, transcript):
+    tamper = "chmod u+w task.py && echo 'get_inputs = lambda: []' >> task.py"
+    path = transcript(("", [("write", {"path": "model_new.py", "content": "class ModelNew: ...\n"}),
+                            ("shell", {"command": tamper}), ("evaluate", {})]), ("", [("done", {})]))
+    events = []
+    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                                   shell=ShellPolicy("allow"), sessions_root=tmp_path), events.append)
+    controller.run()
+    (result,) = [e for e in events if isinstance(e, ToolResult) and e.name == "evaluate"]
+    assert not result.ok and "task.py no longer matches" in result.output
+    assert controller.candidates() == []
