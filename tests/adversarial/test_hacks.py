@@ -124,7 +124,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # launch counter (each on an honest kernel: only what the harness is told lies)
     "cpu/patch_harness_timer": "patched_function",
     "cpu/forge_timing_message": "tampering",
-    "cpu/fake_launch_count": "kernel_not_launched",
+    "cpu/fake_launch_count": ("kernel_not_launched", "tampering"),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
