@@ -8,6 +8,7 @@ builds, evaluations) runs in a thread worker; its events wait in an inbox that t
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -67,6 +68,9 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
 LIVE_ACTIONS = {"accept", "reject", "undo", "accept_form", "pause", "stop", "focus_steer"}
 """What a read-only session (`sessions show`) does not offer."""
 
+QUIT_GRACE_S = 2.0
+"""How long a quit waits for the stopped session to end its step before leaving it."""
+
 DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
 """Builds the session driver, given the callback it reports events through (from any thread)."""
 
@@ -115,6 +119,7 @@ class KernelpilotApp(App[int]):
         self._inbox_lock = threading.Lock()
         self._inbox_signalled = False
         self._shown_state = ""
+        self.session_done = threading.Event()
         themes, self._theme_problems = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -173,13 +178,20 @@ class KernelpilotApp(App[int]):
             self._inbox_signalled = True
         self.post_message(SessionEventsWaiting())
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="session")
     def run_session(self) -> None:
+        """The session gets a daemon thread of its own rather than a worker: Textual joins its workers'
+        threads on exit, and quitting must not wait for a build or an evaluation to end (the log is
+        flushed per event, so `optimize --resume` continues an interrupted session)."""
+        threading.Thread(target=self._run_session, name="kernelpilot-session", daemon=True).start()
+
+    def _run_session(self) -> None:
         try:
             summary = self.driver.run()
         except Exception as error:  # a crashing session must not take the app down with it
             self.post_message(SessionFinished(None, error=f"{type(error).__name__}: {error}"))
             return
+        finally:
+            self.session_done.set()
         self.post_message(SessionFinished(summary))
 
     @on(SessionEventsWaiting)
@@ -447,6 +459,9 @@ def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDri
     driver = open_session(lambda event: app._deliver(event))
     app = KernelpilotApp(lambda deliver: driver, read_only=read_only)
     app.run()
+    if not read_only and not app.session_done.wait(QUIT_GRACE_S):
+        sys.stderr.write(f"kernelpilot: left session {driver.session_id} mid-step; "
+                         f"`kernelpilot optimize --resume {driver.session_id}` continues it\n")
     return app.return_code or 0
 
 

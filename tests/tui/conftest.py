@@ -19,7 +19,10 @@ def config_home(tmp_path_factory, monkeypatch) -> Path:
 
 
 async def settle(pilot, rounds: int = 4) -> None:
-    """Wait until workers are done and their messages handled (cancelled exclusive workers are skipped)."""
+    """Wait until the session's thread and the workers are done and their messages handled
+    (cancelled exclusive workers are skipped)."""
+    while not pilot.app.session_done.is_set():
+        await asyncio.sleep(0.02)
     for _ in range(rounds):
         await pilot.pause()
         workers = [w for w in pilot.app.workers if not w.is_cancelled]
