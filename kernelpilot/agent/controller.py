@@ -270,18 +270,16 @@ class SessionController:
 
     def run(self) -> SessionSummary:
         """Blocking. Returns when the agent is done, a budget ends, `stop()` is called or (manual) on interrupt."""
-        if self.settings.read_only:
-            for event in self._history:
-                self._on_event(event)
-            ended = next((e for e in reversed(self._history) if isinstance(e, SessionEnded)), None)
-            return self._summary(ended.reason if ended else "unfinished")
         for event in self._history:
             self._on_event(event)
+        if self.settings.read_only:
+            ended = next((e for e in reversed(self._history) if isinstance(e, SessionEnded)), None)
+            return self._summary(ended.reason if ended else "unfinished")
         if not self._history:
             self._emit(SessionStarted(
                 session_id=self.session_id, task_path=str(self._task_path), task_sha256=self.task_sha256,
                 skill=self._skill_ref, model=self.model or MANUAL,
-                sampling=dict(getattr(self._client, "sampling", {}) or {}), device=self.device, policy=self.policy))
+                sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()

@@ -1,7 +1,9 @@
-"""Paths and the CLI runner shared by the agent tests."""
+"""Paths, the CLI runner and replay transcripts shared by the agent tests (no conftest.py: the TUI tests
+import theirs as `conftest`)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,3 +16,13 @@ TRANSCRIPT = REPO / "examples" / "relu_bias" / "transcript.json"
 def kernelpilot(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kernelpilot", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def write_transcript(folder: Path, *messages: tuple[str, list[tuple[str, dict]]]) -> Path:
+    """A replay transcript from (content, [(tool, arguments), …]) pairs, written into `folder`."""
+    path = folder / "transcript.json"
+    path.write_text(json.dumps({"messages": [
+        {"content": content, "tool_calls": [{"id": f"c{i}-{j}", "name": name, "arguments": arguments}
+                                            for j, (name, arguments) in enumerate(calls)]}
+        for i, (content, calls) in enumerate(messages)]}))
+    return path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from agent_helpers import TASK
+from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
@@ -12,8 +12,8 @@ from kernelpilot.commands.optimize import settings_from
 from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall, ToolResult
 
 
-def test_stop_ends_the_session_before_the_next_tool(tmp_path, transcript):
-    path = transcript(("", [("write", {"path": "a.txt", "content": "x"})]), ("", [("done", {})]))
+def test_stop_ends_the_session_before_the_next_tool(tmp_path):
+    path = write_transcript(tmp_path, ("", [("write", {"path": "a.txt", "content": "x"})]), ("", [("done", {})]))
     events = []
 
     def on_event(event):
@@ -43,9 +43,9 @@ def test_headless_shell_policy_denies_what_it_would_ask(tmp_path, monkeypatch):
     assert (settings.max_turns, settings.model, settings.device) == (7, "replay:x.json", "cpu")
 
 
-def test_a_session_log_replays_as_a_transcript(tmp_path, transcript):
-    path = transcript(("Looking around.", [("list", {})]), ("", [("write", {"path": "notes.md", "content": "hi"})]),
-                      ("", [("done", {})]))
+def test_a_session_log_replays_as_a_transcript(tmp_path):
+    path = write_transcript(tmp_path, ("Looking around.", [("list", {})]),
+                            ("", [("write", {"path": "notes.md", "content": "hi"})]), ("", [("done", {})]))
     first = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
                                               sessions_root=tmp_path), lambda event: None)
     first.run()
@@ -62,9 +62,9 @@ def test_a_session_log_replays_as_a_transcript(tmp_path, transcript):
     assert (again.workspace_dir / "notes.md").read_text() == "hi"
 
 
-def test_a_tampered_task_copy_is_not_evaluated(tmp_path, transcript):
+def test_a_tampered_task_copy_is_not_evaluated(tmp_path):
     tamper = "chmod u+w task.py && echo 'get_inputs = lambda: []' >> task.py"
-    path = transcript(("", [("write", {"path": "model_new.py", "content": "class ModelNew: ...\n"}),
+    path = write_transcript(tmp_path, ("", [("write", {"path": "model_new.py", "content": "class ModelNew: ...\n"}),
                             ("shell", {"command": tamper}), ("evaluate", {})]), ("", [("done", {})]))
     events = []
     controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",

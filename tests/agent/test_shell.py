@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from agent_helpers import TASK
+from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
@@ -29,31 +29,32 @@ def shell_results(events):
     return [e for e in events if isinstance(e, ToolResult) and e.name == "shell"]
 
 
-def test_denied_command_is_not_run(tmp_path, transcript):
-    path = transcript(("", [("shell", {"command": "touch pwned"})]), ("", [("done", {})]))
+def test_denied_command_is_not_run(tmp_path):
+    path = write_transcript(tmp_path, ("", [("shell", {"command": "touch pwned"})]), ("", [("done", {})]))
     controller, events = run_session(tmp_path, path, ShellPolicy(default="deny"))
     assert not (controller.workspace_dir / "pwned").exists()
     (result,) = shell_results(events)
     assert not result.ok and "denied" in result.output
 
 
-def test_deny_pattern_wins_over_allow(tmp_path, transcript):
-    path = transcript(("", [("shell", {"command": "touch pwned"})]), ("", [("done", {})]))
+def test_deny_pattern_wins_over_allow(tmp_path):
+    path = write_transcript(tmp_path, ("", [("shell", {"command": "touch pwned"})]), ("", [("done", {})]))
     controller, _ = run_session(tmp_path, path, ShellPolicy("allow", allow=("touch *",), deny=("touch pw*",)))
     assert not (controller.workspace_dir / "pwned").exists()
 
 
-def test_allowed_command_runs_in_the_workspace(tmp_path, transcript):
-    path = transcript(("", [("shell", {"command": "touch made && pwd"})]), ("", [("done", {})]))
+def test_allowed_command_runs_in_the_workspace(tmp_path):
+    path = write_transcript(tmp_path, ("", [("shell", {"command": "touch made && pwd"})]), ("", [("done", {})]))
     controller, events = run_session(tmp_path, path, ShellPolicy("deny", allow=("touch made*",)))
     assert (controller.workspace_dir / "made").exists()
     (result,) = shell_results(events)
     assert result.ok and str(controller.workspace_dir.resolve()) in result.output
 
 
-def test_ask_waits_for_the_user_and_always_allows_the_command_again(tmp_path, transcript):
+def test_ask_waits_for_the_user_and_always_allows_the_command_again(tmp_path):
     call = ("shell", {"command": "echo hi >> asked"})
-    path = transcript(("", [call]), ("", [call]), ("", [("shell", {"command": "touch other"})]), ("", [("done", {})]))
+    path = write_transcript(tmp_path, ("", [call]), ("", [call]), ("", [("shell", {"command": "touch other"})]),
+                            ("", [("done", {})]))
     answers = iter(["always", "deny"])
 
     def answer(controller, event):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agent_helpers import TASK
+from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.skills import find_skill
@@ -21,12 +21,13 @@ def test_shipped_skills_teach_the_workspace_form(name, suffix):
         assert f"`{tool}(" in text
 
 
-def test_a_skill_directory_is_the_system_prompt_with_the_task(tmp_path, transcript):
+def test_a_skill_directory_is_the_system_prompt_with_the_task(tmp_path):
     skill = tmp_path / "my-skill"
     skill.mkdir()
     (skill / "SKILL.md").write_text("Write AVX-512 intrinsics only.\n")
-    settings = SessionSettings(task_path=TASK, model=f"replay:{transcript(('', [('done', {})]))}", skill=str(skill),
-                               device="cpu", sessions_root=tmp_path / "sessions")
+    path = write_transcript(tmp_path, ("", [("done", {})]))
+    settings = SessionSettings(task_path=TASK, model=f"replay:{path}", skill=str(skill), device="cpu",
+                               sessions_root=tmp_path / "sessions")
     controller = SessionController(settings, lambda event: None)
     controller.run()
     (turn,) = [e for e in read_events(controller.log_path) if isinstance(e, LLMTurn)]
