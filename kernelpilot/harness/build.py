@@ -77,10 +77,19 @@ def compile_command(source: Path, obj: Path, backend: str) -> list[str]:
     return ["g++", "-O3", "-march=native", "-fPIC", "-std=c++17", "-fopenmp", "-c", str(source), "-o", str(obj)]
 
 
-def link_command(objects: list[Path], library: Path, backend: str) -> list[str]:
+def link_command(objects: list[Path], library: Path, backend: str, libraries: list[str]) -> list[str]:
     if backend == "cuda":
-        return ["nvcc", "-shared", *map(str, objects), "-o", str(library), "-lcublas"]
+        return ["nvcc", "-shared", *map(str, objects), "-o", str(library), *(f"-l{lib}" for lib in libraries)]
     return ["g++", "-shared", "-fopenmp", *map(str, objects), "-o", str(library)]
+
+
+LIBRARIES_BY_HEADER = {"cublas": "cublas", "cublasLt": "cublasLt", "cudnn": "cudnn"}
+"""Libraries a kernel may call (GEMM and convolution), linked when a source includes their header."""
+
+
+def linked_libraries(sources: list[Path]) -> list[str]:
+    text = "".join(s.read_text(errors="replace") for s in sources)
+    return sorted(lib for header, lib in LIBRARIES_BY_HEADER.items() if f"<{header}" in text or f'"{header}' in text)
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -167,12 +176,13 @@ def build_kernels(kernels_dir: Path, backend: str, on_log: LogSink | None = None
         return finish(False, None, compiled)
 
     objects = [o for _, o, _ in plan]
-    library_name = f"kernels-{_digest(*(o.name for o in objects))}.so"
+    libraries = linked_libraries(sources)
+    library_name = f"kernels-{_digest(*(o.name for o in objects), *libraries)}.so"
     library = find_cached("build/lib", library_name) or cache_dir("build") / "lib" / library_name
     if not library.exists():
         library.parent.mkdir(parents=True, exist_ok=True)
         tmp_lib = library.with_suffix(f".{os.getpid()}.tmp.so")
-        code, output = _run(link_command(objects, tmp_lib, backend), workspace, timeout_s)
+        code, output = _run(link_command(objects, tmp_lib, backend, libraries), workspace, timeout_s)
         if output.strip():
             log(output.rstrip())
         if code != 0:

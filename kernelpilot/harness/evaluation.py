@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -122,7 +123,9 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
         seeds = {
             "init_seed": secrets.randbelow(2**31),
             "verify_seeds": [secrets.randbelow(2**31) for _ in range(options.trials)],
+            "timing_seeds": [secrets.randbelow(2**31) for _ in range(INPUT_SETS)],
             "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
+            "spot_check_run": secrets.randbelow(options.timed_runs),
         }
         run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
                   seeds)
@@ -171,20 +174,31 @@ def _early_failure(run: Run, original_task: Path, error: str) -> EvalResult:
                       protocol={**run.options.describe(), "isolation": isolation_kind()})
 
 
+def reference_seeds(run: Run) -> list[int]:
+    """Every seed the candidate will be checked on, shuffled so their roles cannot be told apart."""
+    seeds = run.seeds["verify_seeds"] + run.seeds["timing_seeds"] + run.seeds["post_seeds"]
+    return random.SystemRandom().sample(seeds, len(seeds))
+
+
+def _candidate_job(run: Run) -> dict:
+    """What the worker learns only once the candidate is imported: nothing can be precomputed at import."""
+    return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "spot_check_run")}
+
+
 def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
     options = run.options
     return {
         "task_path": str(run.task),
         "model_file": str(run.candidate.model_file),
         "device": options.device,
-        **run.seeds,
+        "init_seed": run.seeds["init_seed"],
+        "reference_seeds": reference_seeds(run),
+        "baseline_seeds": random.SystemRandom().sample(run.seeds["timing_seeds"], INPUT_SETS),
         "warmup": WARMUP_RUNS,
         "timed_runs": options.timed_runs,
-        "input_sets": INPUT_SETS,
         "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
         "compile_modes_to_measure": modes_to_measure,
         "profile_kernels": options.profile_kernels,
-        "spot_check_run": secrets.randbelow(options.timed_runs),
         "channel_fd": channel_fd,
         "scratch": str(run.scratch),
     }
@@ -220,8 +234,8 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                                pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
     os.close(write_fd)
     assert process.stdin is not None
-    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd)).encode())
-    process.stdin.close()
+    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd)).encode() + b"\n")
+    process.stdin.flush()
     channel = ParentChannel(read_fd, run.scratch)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
@@ -247,9 +261,13 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 log(f"[{phase}]")
             observations.receive(message, phase)
             check_task(run, observations)
+            if message.kind == "imported" and not process.stdin.closed:
+                _send_line(process, _candidate_job(run))
             if message.kind == "done":
                 break
     finally:
+        if not process.stdin.closed:
+            process.stdin.close()
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
         _stop(process)
@@ -269,6 +287,14 @@ def _death_signal(returncode: int) -> int | None:
     """The signal that ended the worker: negative from Popen, 128 + n through bwrap's init."""
     signum = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 128 + 65 else None
     return signum if signum in signal.valid_signals() else None
+
+
+def _send_line(process: subprocess.Popen, data: dict) -> None:
+    try:
+        process.stdin.write(json.dumps(data).encode() + b"\n")
+        process.stdin.close()
+    except BrokenPipeError:  # the worker is gone; its exit is judged with the rest
+        pass
 
 
 def _stop(process: subprocess.Popen) -> None:

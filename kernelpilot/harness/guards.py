@@ -253,16 +253,25 @@ def tamper_findings(sources: dict[str, str]) -> list[str]:
 
 
 @dataclass
-class ExtensionCalls:
-    """Counts calls into compiled extension modules during forward, via `sys.setprofile` c_call events.
+class ForwardCalls:
+    """A `sys.setprofile` hook for forward: calls into the candidate's compiled extensions, and into numpy.
 
     For single-file candidates (load_inline) this is how a kernel that is built but never called
-    (hack 11) shows up: their pybind functions are not dispatcher ops.
+    (hack 11) shows up: their pybind functions are not dispatcher ops. numpy doing the work through
+    raw pointers (hack 10 by another library) dispatches no ATen op either.
     """
 
-    modules: frozenset[str]
-    calls: int = 0
+    extensions: frozenset[str]
+    extension_calls: int = 0
+    numpy_calls: int = 0
 
     def __call__(self, frame, event, arg) -> None:
-        if event == "c_call" and getattr(arg, "__module__", None) in self.modules:
-            self.calls += 1
+        if event == "c_call":
+            module = getattr(arg, "__module__", None) or ""
+            if module in self.extensions:
+                self.extension_calls += 1
+            elif module == "numpy" or module.startswith("numpy."):
+                self.numpy_calls += 1
+        elif event == "call" and (f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename
+                                  or frame.f_code.co_name == "__array__"):
+            self.numpy_calls += 1

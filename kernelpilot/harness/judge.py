@@ -166,6 +166,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             ops = disallowed(trial.get("ops", {})) + disallowed(trial.get("profiler_ops", {}))
             if ops:
                 add("op_audit", ", ".join(sorted(set(ops))))
+            if trial.get("numpy_calls"):
+                add("op_audit", "numpy computed inside forward")
     for trial in observed:
         if trial.get("mutated"):
             add("input_mutation", f"inputs {trial['mutated']} changed")
@@ -287,7 +289,8 @@ def check_task(run: Run, obs: Observations) -> None:
     """Task problems end the evaluation with `TaskError` (exit 2): the task, not the candidate, is at fault."""
     if obs.error and obs.error[0] in ("task", "baseline"):
         raise TaskError(f"task {run.task.name}: {obs.error[1]}")
-    if obs.task_checked or len(obs.references) < len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"]):
+    expected = sum(len(run.seeds[k]) for k in ("verify_seeds", "timing_seeds", "post_seeds"))
+    if obs.task_checked or len(obs.references) < expected:
         return
     obs.task_checked = True
     if reason := degenerate_reason(obs.references, run.options.tol):

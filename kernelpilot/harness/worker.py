@@ -120,7 +120,7 @@ class Worker:
         model64 = copy.deepcopy(model).to(torch.float64)
         self.output_bytes: list[int] = []
         with torch.no_grad():
-            for i, seed in enumerate(job["verify_seeds"] + job["post_seeds"]):
+            for i, seed in enumerate(job.pop("reference_seeds")):
                 inputs = make_inputs(self.task, seed, device)
                 native = as_outputs(model(*inputs))
                 if not all(type(o) is torch.Tensor for o in native):
@@ -146,7 +146,7 @@ class Worker:
         self.enter("baseline")
         job, device = self.job, self.device
         self.flush = CacheFlusher(device, job["l2_flush_bytes"])
-        input_sets = [make_inputs(self.task, seed, device) for seed in job["verify_seeds"][: job["input_sets"]]]
+        input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("baseline_seeds")]
         compile_samples, latency = {}, {}
         with torch.no_grad():
             eager = time_calls(model, input_sets, device, job["warmup"], job["timed_runs"], self.flush)
@@ -200,6 +200,9 @@ class Worker:
             + list(vars(module).values()) + list(vars(self.model).values()) + list(vars(model_class).values()))
         self.channel.send("imported", extensions=sorted(self.extensions),
                           subclasses_reference=issubclass(model_class, self.task.Model))
+        self.job.update(json.loads(sys.stdin.readline() or "{}"))
+        if "verify_seeds" not in self.job:
+            raise CandidateFailure("the harness's seeds never arrived (was stdin read by the candidate?)")
 
     def call(self, inputs: list[object], audit: bool = False, profile: bool = False) -> dict:
         """One observed forward: outputs read on the current stream, then every guard's observation."""
@@ -208,13 +211,13 @@ class Worker:
         threads_before = guards.python_threads()
         launches_before = dict(kernels.launch_counts)
         recorder = DispatchRecorder()
-        extension_calls = guards.ExtensionCalls(self.extensions)
+        forward_calls = guards.ForwardCalls(self.extensions)
         profiler = torch.profiler.profile(activities=self._activities()) if profile else None
         with torch.no_grad():
             if profiler:
                 profiler.__enter__()
             if audit:
-                sys.setprofile(extension_calls)
+                sys.setprofile(forward_calls)
                 with recorder:
                     outputs = as_outputs(self.model(*inputs))
                 sys.setprofile(None)
@@ -239,7 +242,8 @@ class Worker:
             "ops": dict(recorder.ops),
             "profiler_ops": dict(profiler_ops(profiler)) if profiler else {},
             "device_kernels": self._device_kernel_names(profiler) if profiler else [],
-            "extension_calls": extension_calls.calls,
+            "extension_calls": forward_calls.extension_calls,
+            "numpy_calls": forward_calls.numpy_calls,
             "stream_changed": stream_changed,
             "launches": {k: v - launches_before.get(k, 0) for k, v in kernels.launch_counts.items()
                          if v - launches_before.get(k, 0)},
@@ -267,14 +271,14 @@ class Worker:
     def profile(self) -> None:
         self.enter("profile")
         job, device = self.job, self.device
-        input_sets = [make_inputs(self.task, seed, device) for seed in job["verify_seeds"][: job["input_sets"]]]
+        input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
         spot: dict = {}
 
         def keep_spot_check(run: int, output: object) -> None:
             """A timed run chosen by the parent at random: its answer must be right too (hacks 3, 16)."""
             if run == job["spot_check_run"]:
                 outputs = as_outputs(output)
-                spot.update(outputs=host_copies(outputs), seed=job["verify_seeds"][run % len(input_sets)])
+                spot.update(outputs=host_copies(outputs), seed=job["timing_seeds"][run % len(input_sets)])
 
         with torch.no_grad():
             samples = time_calls(self.model, input_sets, device, job["warmup"], job["timed_runs"], self.flush,
@@ -348,7 +352,7 @@ class Worker:
 
 
 def main() -> None:
-    job = json.loads(sys.stdin.read())
+    job = json.loads(sys.stdin.readline())
     channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]))
     worker = Worker(job, channel)
     try:
