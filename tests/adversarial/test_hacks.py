@@ -118,7 +118,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # 16, timing only: a table keyed on input values; every answer right, every timed call a hit
     "cpu/cache_by_value": NO_GAIN,
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
-    "cpu/precompute_via_gc.py": "tampering",
+    # (defeated either by name, or because the seeds are out of reach and the lookup fails)
+    "cpu/precompute_via_gc.py": ("tampering", "op_audit", WRONG),
     "cpu/numpy_token_kernel": "op_audit",
     # probes of the harness's own surfaces: its private timer alias, its message channel, its
     # launch counter (each on an honest kernel: only what the harness is told lies)
