@@ -7,6 +7,7 @@ was imported.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import re
@@ -240,11 +241,30 @@ TAMPER_PATTERNS = {
 }
 
 
+def _docstring_lines(text: str) -> set[int]:
+    """Line numbers of a Python file's docstrings: prose about a hack is not the hack."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return lines
+
+
 def tamper_findings(sources: dict[str, str]) -> list[str]:
     """Lines of candidate source that reach into the harness or the interpreter (reported as `tampering`)."""
     findings = []
     for name, text in sources.items():
+        skipped = _docstring_lines(text) if name.endswith(".py") else set()
         for lineno, line in enumerate(text.splitlines(), 1):
+            if lineno in skipped:
+                continue
             code = line.split("#", 1)[0] if name.endswith(".py") else line.split("//", 1)[0]
             for pattern, why in TAMPER_PATTERNS.items():
                 if re.search(pattern, code):

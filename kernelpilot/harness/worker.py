@@ -27,7 +27,7 @@ from kernelpilot.harness import guards, kernels
 from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.task import import_file, load_task_module
-from kernelpilot.harness.timing import CacheFlusher, time_calls
+from kernelpilot.harness.timing import CacheFlusher, FreshInputs, time_calls
 
 KERNEL_PROFILE_RUNS = 5
 
@@ -149,7 +149,8 @@ class Worker:
         input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("baseline_seeds")]
         compile_samples, latency = {}, {}
         with torch.no_grad():
-            eager = time_calls(model, input_sets, device, job["warmup"], job["timed_runs"], self.flush)
+            eager = time_calls(model, FreshInputs(input_sets, job["init_seed"]), device, job["warmup"],
+                               job["timed_runs"], self.flush)
             for mode in job["compile_modes_to_measure"]:
                 try:
                     compiled = torch.compile(model, mode=None if mode == "default" else mode)
@@ -157,8 +158,8 @@ class Worker:
                     compiled(*input_sets[0])
                     synchronize(device)
                     latency[mode] = time.perf_counter() - started
-                    compile_samples[mode] = time_calls(compiled, input_sets, device, job["warmup"],
-                                                       job["timed_runs"], self.flush).to_json()
+                    compile_samples[mode] = time_calls(compiled, FreshInputs(input_sets, job["init_seed"]), device,
+                                                       job["warmup"], job["timed_runs"], self.flush).to_json()
                 except Exception as error:  # a model torch.compile cannot handle has no compile baseline
                     compile_samples[mode] = {"error": one_line(error)[:300]}
         self.channel.send("baseline", eager=eager.to_json(), compile=compile_samples, compile_latency_s=latency)
@@ -272,17 +273,15 @@ class Worker:
         self.enter("profile")
         job, device = self.job, self.device
         input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
-        spot: dict = {}
+        spot_run, spot = job["spot_check_run"], {}
 
-        def keep_spot_check(run: int, output: object) -> None:
+        def keep_spot_check(output: object) -> None:
             """A timed run chosen by the parent at random: its answer must be right too (hacks 3, 16)."""
-            if run == job["spot_check_run"]:
-                outputs = as_outputs(output)
-                spot.update(outputs=host_copies(outputs), seed=job["timing_seeds"][run % len(input_sets)])
+            spot.update(outputs=host_copies(as_outputs(output)), seed=job["timing_seeds"][spot_run % len(input_sets)])
 
         with torch.no_grad():
-            samples = time_calls(self.model, input_sets, device, job["warmup"], job["timed_runs"], self.flush,
-                                 after_run=keep_spot_check)
+            samples = time_calls(self.model, FreshInputs(input_sets, job["init_seed"] + 1), device, job["warmup"],
+                                 job["timed_runs"], self.flush, spot_check=(spot_run, keep_spot_check))
         self.channel.send("timing", candidate=samples.to_json())
         if spot:
             self.channel.send("spot_check", **spot)
