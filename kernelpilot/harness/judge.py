@@ -267,13 +267,14 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
             error = error or (f"{label}: output {bad.index}: {bad.mismatched}/{bad.numel} elements differ "
                               f"(max abs err {bad.max_abs_err:.3g} > atol {bad.atol:.3g}, rtol {bad.rtol:.3g})")
         if any(out is not None and is_unwritten(out, ref, i) for i, out in enumerate(outputs)):
-            violations["uninitialized_output"] = f"{label}: NaN where the reference has a value"
+            violations.setdefault("uninitialized_output", f"{label}: never-written (marked) memory where the "
+                                                            "reference has a value")
         if any(_equal_outputs(outputs, earlier) for earlier in passed_outputs):
-            violations["result_caching"] = f"{label}: same answer as an earlier call with other inputs"
+            violations.setdefault("result_caching", f"{label}: same answer as an earlier call with other inputs")
         elif not label.startswith("trial") and len(passed_outputs) >= len(obs.trials) and obs.trials:
-            violations["result_caching"] = f"answers were right during verification, wrong in {label}"
+            violations.setdefault("result_caching", f"answers were right during verification, wrong in {label}")
         if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
-            violations["precision_downcast"] = f"{label}: matches only at fp16 tolerance"
+            violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
     if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not obs.spot_check):
         all_ok = False
         error = error or "the checks during and after timing were not received"

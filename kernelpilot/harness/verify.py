@@ -146,12 +146,21 @@ def looks_downcast(checks: list[OutputCheck]) -> bool:
     return bool(failing) and all(c.max_abs_err <= atol or c.max_rel_err <= rtol for c in failing)
 
 
+def _allocation_mark(dtype: torch.dtype) -> float:
+    """The value a float reads as when its bytes are all 0xFE (glibc's perturbed fresh block, CPU)."""
+    return float(torch.full((torch.finfo(dtype).bits // 8,), 0xFE, dtype=torch.uint8).view(dtype)[0])
+
+
 def is_unwritten(actual: torch.Tensor, reference: Reference, index: int) -> bool:
-    """NaN where the reference has none: memory that was never written (it was NaN-filled before the run)."""
+    """Marked memory where the reference has a value: an output that was never written.
+
+    Free GPU memory is NaN-filled before each call; fresh CPU heap blocks arrive as 0xFE bytes.
+    """
     expected = reference.ref64[index]
     if not actual.is_floating_point():
         return False
-    return bool((actual.isnan() & ~expected.isnan()).any())
+    marked = actual.isnan() | (actual == _allocation_mark(actual.dtype))
+    return bool((marked & ~expected.isnan()).any())
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:

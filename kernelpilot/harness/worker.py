@@ -11,6 +11,7 @@ The worker only observes and reports. The parent compares, judges and rewards.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -214,7 +215,8 @@ class Worker:
         recorder = DispatchRecorder()
         forward_calls = guards.ForwardCalls(self.extensions)
         profiler = torch.profiler.profile(activities=self._activities()) if profile else None
-        with torch.no_grad():
+        host_poison = guards.poisoned_host_allocations() if self.device == "cpu" else contextlib.nullcontext()
+        with torch.no_grad(), host_poison:
             if profiler:
                 profiler.__enter__()
             if audit:
