@@ -289,7 +289,8 @@ def _equal_outputs(a: list, b: list) -> bool:
 def check_task(run: Run, obs: Observations) -> None:
     """Task problems end the evaluation with `TaskError` (exit 2): the task, not the candidate, is at fault."""
     if obs.error and obs.error[0] in ("task", "baseline"):
-        raise TaskError(f"task {run.task.name}: {obs.error[1]}")
+        message = obs.error[1]
+        raise TaskError(message if message.startswith("task ") else f"task {run.task.name}: {message}")
     expected = sum(len(run.seeds[k]) for k in ("verify_seeds", "timing_seeds", "post_seeds"))
     if obs.task_checked or len(obs.references) < expected:
         return

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.manual_seed & co, which the guards watch
 
+from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels
 from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
 from kernelpilot.harness.channel import WorkerChannel
@@ -126,9 +127,7 @@ class Worker:
                 native = as_outputs(model(*inputs))
                 if not all(type(o) is torch.Tensor for o in native):
                     kinds = ", ".join(type(o).__name__ for o in native)
-                    self.channel.send("error", scope="task", message=f"the reference returns {kinds}, "
-                                      "not a tensor or a tuple of tensors")
-                    return
+                    raise TaskError(f"the reference returns {kinds}, not a tensor or a tuple of tensors")
                 try:
                     ref64 = [o.cpu() for o in as_outputs(model64(*to_float64(inputs)))]
                 except Exception:  # some ops have no float64 kernel: the native answer is the reference
@@ -337,8 +336,6 @@ class Worker:
 
     def _run(self) -> None:
         self.reference()
-        if self.phase == "setup" or not hasattr(self, "flush"):
-            return
         try:
             self.load_candidate()
         except CandidateFailure as failure:
@@ -360,8 +357,10 @@ def main() -> None:
         worker.run()
         channel.send("done")
     except Exception as error:
-        scope = "task" if worker.phase == "setup" else ("baseline" if worker.phase == "baseline" else "run")
-        detail = one_line(error) if scope != "run" else f"{worker.phase}: {one_line(error)}"
+        scope = worker.phase if worker.phase in ("setup", "baseline") else "run"
+        scope = "task" if scope == "setup" else scope
+        detail = str(error) if isinstance(error, TaskError) else one_line(error)
+        detail = f"{worker.phase}: {detail}" if scope == "run" else detail
         channel.send("error", scope=scope, message=detail, traceback=traceback.format_exc()[-4000:])
     sys.stdout.flush()
     sys.stderr.flush()
