@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("session_id", nargs="?")
     sessions.add_argument("--out", help="export destination")
     sessions.add_argument("--format", choices=["single", "workspace"], default="single")
+    sessions.add_argument("--candidate", type=int, metavar="N", help="export candidate N (default: the best)")
     sessions.add_argument("--root", help="sessions directory (default: ./.kernelpilot/sessions)")
 
     finetune = verbs.add_parser("finetune", help="offline PPO on session logs")

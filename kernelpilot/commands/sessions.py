@@ -70,6 +70,6 @@ def run(args) -> int:
 
             return run_session_app(args.session_id, root)
         return _show(record)
-    destination = export_candidate(record, Path(args.out) if args.out else None, args.format)
+    destination = export_candidate(record, Path(args.out) if args.out else None, args.format, args.candidate)
     print(destination)
     return 0

@@ -15,11 +15,17 @@ def default_destination(record: SessionRecord, form: str) -> Path:
     return Path(f"{stem}_{record.session_id}_new.py" if form == "single" else f"{stem}_{record.session_id}")
 
 
-def export_candidate(record: SessionRecord, out: Path | None, form: str = "single") -> Path:
-    """Write the session's best candidate to `out` (default: beside the cwd, named after task and session)."""
-    candidate = record.best()
-    if candidate is None:
-        raise SessionError(f"session {record.session_id} has no correct candidate to export")
+def export_candidate(record: SessionRecord, out: Path | None, form: str = "single",
+                     candidate_id: int | None = None) -> Path:
+    """Write a candidate (default: the session's best) to `out` (default: beside the cwd, named after task and session)."""
+    if candidate_id is None:
+        candidate = record.best()
+        if candidate is None:
+            raise SessionError(f"session {record.session_id} has no correct candidate to export")
+    else:
+        candidate = next((c for c in record.candidates() if c.candidate_id == candidate_id), None)
+        if candidate is None:
+            raise SessionError(f"session {record.session_id} has no candidate {candidate_id}")
     files = record.workspace.files_at(candidate.commit)
     destination = out or default_destination(record, form)
     if form == "single":

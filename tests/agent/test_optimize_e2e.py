@@ -99,6 +99,13 @@ def test_best_candidate_exports_as_a_workspace(session, tmp_path):
     assert "bias[c];" in (tmp_path / "ws" / "kernels" / "relu_bias_scale.cpp").read_text()
 
 
+def test_a_chosen_candidate_exports_even_when_it_failed(session, tmp_path):
+    out = tmp_path / "ws1"
+    assert sessions(session, "export", session["id"], "--candidate", "1", "--format", "workspace", "--out", str(out)) == 0
+    assert "bias[c];" not in (out / "kernels" / "relu_bias_scale.cpp").read_text()  # the one that failed to build
+    assert sessions(session, "export", session["id"], "--candidate", "9", "--out", str(tmp_path / "x.py")) == 2
+
+
 def test_sessions_list_and_show(session, capsys):
     assert sessions(session, "list") == 0
     assert session["id"] in capsys.readouterr().out
