@@ -147,9 +147,10 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
         if not build.ok:
             return _early_failure(run, original_task, "kernels failed to build:\n" + build.log)
 
+    keys = {mode: baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
+            for mode in options.compile_modes}
     modes_to_measure = []
-    for mode in options.compile_modes:
-        key = baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
+    for mode, key in keys.items():
         cached = baselines.load(key) if options.use_cache else None
         if cached:
             run.cached_compile[mode] = cached
@@ -161,8 +162,7 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
         observations.reference_file_changed = True
     for mode, samples in observations.compile.items():
         if mode in modes_to_measure and "error" not in samples:
-            key = baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
-            baselines.store(key, {**samples, "latency_s": observations.compile_latency_s.get(mode)})
+            baselines.store(keys[mode], {**samples, "latency_s": observations.compile_latency_s.get(mode)})
     for mode, cached in run.cached_compile.items():
         observations.compile[mode] = {"device": cached["device"], "host": cached["host"], "cached": True}
     return judge(run, observations)

@@ -17,6 +17,7 @@ the harness can tell a kernel that is written but never run.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from pathlib import Path
 import torch
 
 from kernelpilot.harness.build import backend_of, build_kernels, sources_of
+from kernelpilot.harness.paths import cache_dir
 
 launch_counts: Counter[str] = Counter()
 """Calls per launcher name since the process started (read by the harness's guards)."""
@@ -176,10 +178,6 @@ def load_kernels(kernels_dir: str | Path) -> KernelLibrary:
 
 def load_kernel_sources(sources: dict[str, str]) -> KernelLibrary:
     """Like `load_kernels`, for sources embedded in a single-file candidate ({file name: code})."""
-    import hashlib
-
-    from kernelpilot.harness.paths import cache_dir
-
     key = hashlib.sha256(repr(sorted(sources.items())).encode()).hexdigest()[:24]
     kernels_dir = cache_dir("embedded") / key / "kernels"
     if not kernels_dir.is_dir():

@@ -71,18 +71,16 @@ class FreshInputs:
         return len(self._bases)
 
     def scaled(self, i: int) -> Sequence[object]:
-        factor = 0.75 + 0.5 * float(torch.rand((), generator=self._generator))
+        return self._load(i, 0.75 + 0.5 * float(torch.rand((), generator=self._generator)))
+
+    def exact(self, i: int) -> Sequence[object]:
+        return self._load(i, 1.0)
+
+    def _load(self, i: int, factor: float) -> Sequence[object]:
         work = self._work[i % len(self._bases)]
         for buffer, base in zip(work, self._bases[i % len(self._bases)]):
             if _scalable(buffer):
                 buffer.copy_(base).mul_(factor)
-        return work
-
-    def exact(self, i: int) -> Sequence[object]:
-        work = self._work[i % len(self._bases)]
-        for buffer, base in zip(work, self._bases[i % len(self._bases)]):
-            if _scalable(buffer):
-                buffer.copy_(base)
         return work
 
 
