@@ -2,18 +2,15 @@
 
     python benchmarks/timing_stability.py [--task T --candidate C]
 
-Runs `kernelpilot eval --json` twice (two processes, two workers) and compares the medians; where
-`ncu` is present, times the same kernel under `ncu --clock-control none` (gpu__time_duration).
+Runs `kernelpilot eval --json --no-cache` twice (two processes, two workers, each timing eager and
+torch.compile itself) and compares the medians; the first run asks for `--ncu`, so where ncu is present
+the kernel's `gpu__time_duration` is shown beside the harness's own numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -24,41 +21,12 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "harness" / "cases"
 
-NCU_SCRIPT = """
-import sys, torch
-sys.path.insert(0, {workspace!r})
-from kernelpilot.harness.task import import_file
-task = import_file(__import__('pathlib').Path({task!r}), 'task')
-candidate = import_file(__import__('pathlib').Path({workspace!r}) / 'model_new.py', 'candidate')
-torch.manual_seed(0)
-model = candidate.ModelNew(*task.get_init_inputs()).cuda()
-inputs = [x.cuda() for x in task.get_inputs()]
-with torch.no_grad():
-    for _ in range(30):
-        model(*inputs)
-torch.cuda.synchronize()
-"""
 
-
-def evaluate_once(task: Path, candidate: Path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "kernelpilot", "eval", str(task), str(candidate), "--device", "cuda",
-                          "--json"], capture_output=True, text=True, check=True, cwd=ROOT)
-    return json.loads(out.stdout)
-
-
-def ncu_median_ms(task: Path, candidate: Path, kernel_regex: str) -> float | None:
-    if shutil.which("ncu") is None:
-        return None
-    script = NCU_SCRIPT.format(workspace=str(candidate), task=str(task))
-    out = subprocess.run(["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "-k",
-                          f"regex:{kernel_regex}", "--csv", sys.executable, "-c", script],
-                         capture_output=True, text=True, cwd=ROOT)
-    rows = [r for r in csv.DictReader(io.StringIO(out.stdout[out.stdout.find('"ID"'):]))
-            if r.get("Metric Name") == "gpu__time_duration.sum"]
-    if not rows:
-        return None
-    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0}.get(rows[0]["Metric Unit"], 1e-6)
-    return statistics.median(float(r["Metric Value"].replace(",", "")) * scale for r in rows)
+def evaluate_once(task: Path, candidate: Path, ncu: bool) -> dict:
+    """One `kernelpilot eval` process; `--no-cache` so each process times torch.compile itself."""
+    cmd = [sys.executable, "-m", "kernelpilot", "eval", str(task), str(candidate), "--device", "cuda", "--json",
+           "--no-cache"] + (["--ncu"] if ncu else [])
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
 
 
 def main() -> None:
@@ -67,7 +35,8 @@ def main() -> None:
     parser.add_argument("--candidate", type=Path, default=CASES / "cuda" / "fused")
     parser.add_argument("--kernel", default="relu_bias_scale_kernel")
     args = parser.parse_args()
-    first, second = evaluate_once(args.task, args.candidate), evaluate_once(args.task, args.candidate)
+    first = evaluate_once(args.task, args.candidate, ncu=True)
+    second = evaluate_once(args.task, args.candidate, ncu=False)
     table = Table(title="Same candidate, two processes")
     for column in ("measurement", "process 1 (ms)", "process 2 (ms)", "difference"):
         table.add_column(column, justify="right" if column != "measurement" else "left")
@@ -76,13 +45,15 @@ def main() -> None:
         table.add_row(f"{name} median", f"{a:.4f}", f"{b:.4f}", f"{100 * abs(a - b) / min(a, b):.2f} %")
     table.add_row("candidate spread (IQR/median)", f"{first['spread_pct']['candidate']:.2f} %",
                   f"{second['spread_pct']['candidate']:.2f} %", "")
-    ncu = ncu_median_ms(args.task, args.candidate, args.kernel)
-    kernel_rows = [k for k in first["kernels"] if args.kernel in k["name"]]
-    if ncu is not None:
-        table.add_row("ncu gpu__time_duration (kernel only)", f"{ncu:.4f}", "", "")
-    if kernel_rows:
-        table.add_row("harness profiler, same kernel", f"{kernel_rows[0]['time_ms']:.4f}", "", "")
-    Console().print(table)
+    for row in first["ncu"]:
+        if args.kernel in row["name"]:
+            table.add_row("ncu gpu__time_duration (kernel only)", f"{row['duration_us'] / 1e3:.4f}", "", "")
+    for row in first["kernels"]:
+        if args.kernel in row["name"]:
+            table.add_row("harness profiler, same kernel", f"{row['time_ms']:.4f}", "", "")
+    console = Console()
+    console.print(table)
+    console.print(f"ncu: {first['protocol'].get('ncu')}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--compile-modes", help="comma-separated torch.compile modes (default: default)")
     evaluate.add_argument("--policy", choices=["strict", "mixed"], default="strict")
     evaluate.add_argument("--no-cache", action="store_true", help="re-measure cached baselines")
+    evaluate.add_argument("--ncu", action="store_true",
+                          help="read Nsight Compute counters (bandwidth, occupancy) when the candidate passes")
 
     bench = verbs.add_parser("bench", help="evaluate a KernelBench-format suite")
     bench.add_argument("suite")

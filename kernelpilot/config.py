@@ -6,6 +6,7 @@
     max_turns = 50
     budget_usd = 5.0
     temperature = 0.7
+    ncu = true                               # Nsight Compute counters for passing CUDA candidates
 
     [shell]
     default = "ask"                          # allow | ask | deny (headless: ask means deny)
@@ -50,6 +51,7 @@ class Config:
     top_p: float | None = None
     max_tokens: int | None = None
     tool_protocol: str = "auto"
+    ncu: bool = True
     sessions_root: str = ".kernelpilot/sessions"
     shell_default: str = "ask"
     shell_allow: tuple[str, ...] = ()

@@ -102,6 +102,8 @@ class SessionSettings:
     llm_options: Mapping[str, Any] = field(default_factory=dict)
     tool_protocol: str = "auto"
     """auto | native | text (fenced JSON tool calls, for models without native tool calling)."""
+    ncu: bool = True
+    """Nsight Compute counters for passing candidates on CUDA, when ncu is on PATH (the timing view shows them)."""
 
 
 @dataclass(frozen=True)
@@ -417,8 +419,9 @@ class SessionController:
         folder = self.session_dir / "candidates" / str(candidate_id)
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
+        options = EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
         try:
-            result = evaluate(self._workspace.task_copy, folder, EvalOptions(device=self.device, policy=self.policy),
+            result = evaluate(self._workspace.task_copy, folder, options,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
             raise ToolError(f"not evaluated: {error}") from None

@@ -22,6 +22,7 @@ def options_from(args) -> EvalOptions:
         if args.compile_modes else defaults.compile_modes,
         policy=args.policy,
         use_cache=not args.no_cache,
+        ncu=args.ncu,
     )
 
 

@@ -55,6 +55,7 @@ def settings_from(args, headless: bool) -> SessionSettings:
         sampling=config.sampling,
         llm_options={"api_base": config.api_base} if config.api_base else {},
         tool_protocol=config.tool_protocol,
+        ncu=config.ncu,
     )
 
 

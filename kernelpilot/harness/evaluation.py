@@ -18,13 +18,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from kernelpilot.errors import UsageError
-from kernelpilot.harness import baselines
+from kernelpilot.harness import baselines, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import Observations, check_task, judge
@@ -165,7 +165,30 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
             baselines.store(keys[mode], {**samples, "latency_s": observations.compile_latency_s.get(mode)})
     for mode, cached in run.cached_compile.items():
         observations.compile[mode] = {"device": cached["device"], "host": cached["host"], "cached": True}
-    return judge(run, observations)
+    result = judge(run, observations)
+    if options.ncu and options.device == "cuda":
+        result = _with_ncu_metrics(run, result, log)
+    return result
+
+
+def _with_ncu_metrics(run: Run, result: EvalResult, log: LogSink) -> EvalResult:
+    """Nsight Compute's counters for a candidate that passed, read after (and apart from) the verdict."""
+    metrics: tuple = ()
+    if not result.passed:
+        status = "not run: the candidate did not pass"
+    elif shutil.which("ncu") is None:
+        status = "not run: ncu is not on PATH (install Nsight Compute for bandwidth and occupancy)"
+    else:
+        log("[ncu]")
+        job = {"task_path": str(run.task), "model_file": str(run.candidate.model_file),
+               "init_seed": run.seeds["init_seed"], "seed": run.seeds["verify_seeds"][0]}
+        cmd = sandboxed(ncu.command(job), writable=[run.scratch, cache_dir("torch_extensions")])
+        try:
+            metrics = ncu.run(cmd, _worker_env(run), run.options.timeout_s)
+            status = "ok"
+        except ncu.NcuError as error:
+            status = f"failed: {error}"
+    return replace(result, ncu=metrics, protocol={**result.protocol, "ncu": status})
 
 
 def _early_failure(run: Run, original_task: Path, error: str) -> EvalResult:

@@ -60,6 +60,8 @@ class EvalOptions:
     policy: str = "strict"
     use_cache: bool = True
     profile_kernels: bool = True
+    ncu: bool = False
+    """Read Nsight Compute counters (bandwidth, occupancy) for a candidate that passed, when ncu is on PATH."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the candidate's process (after secrets are scrubbed)."""
 

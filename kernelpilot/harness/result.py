@@ -60,6 +60,30 @@ class KernelTime:
 
 
 @dataclass(frozen=True)
+class KernelMetrics:
+    """Nsight Compute's counters for one kernel over one profiled forward (its launches merged).
+
+    Shown beside the timings, never rewarded: counters are read under kernel replay.
+    """
+
+    name: str
+    launches: int
+    duration_us: float
+    dram_gb_per_s: float | None = None
+    dram_pct_of_peak: float | None = None
+    sm_pct_of_peak: float | None = None
+    achieved_occupancy_pct: float | None = None
+    theoretical_occupancy_pct: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> KernelMetrics:
+        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
 class Mismatch:
     """One mismatching element: where it is and both values, for the correctness view."""
 
@@ -139,6 +163,8 @@ class EvalResult:
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     kernels: tuple[KernelTime, ...] = ()
+    ncu: tuple[KernelMetrics, ...] = ()
+    """Nsight Compute counters per kernel when ncu ran; `protocol["ncu"]` says whether it did and why not."""
     outputs: tuple[OutputCheck, ...] = ()
     build_log: str = ""
     protocol: dict[str, Any] = field(default_factory=dict)
@@ -177,6 +203,7 @@ class EvalResult:
             "speedup_vs_eager": self.speedup_vs_eager,
             "speedup_vs_compile": self.speedup_vs_compile,
             "kernels": [k.to_json() for k in self.kernels],
+            "ncu": [k.to_json() for k in self.ncu],
             "outputs": [o.to_json() for o in self.outputs],
             "build_log": self.build_log,
             "protocol": dict(self.protocol),
@@ -203,6 +230,7 @@ class EvalResult:
             speedup_vs_eager=data.get("speedup_vs_eager"),
             speedup_vs_compile=data.get("speedup_vs_compile"),
             kernels=tuple(KernelTime.from_json(k) for k in data.get("kernels", [])),
+            ncu=tuple(KernelMetrics.from_json(k) for k in data.get("ncu", [])),
             outputs=tuple(OutputCheck.from_json(o) for o in data.get("outputs", [])),
             build_log=data.get("build_log", ""),
             protocol=dict(data.get("protocol", {})),

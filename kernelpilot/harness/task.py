@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+import torch
+
 from kernelpilot.errors import CandidateError, TaskError
 
 TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -54,6 +56,12 @@ def load_task_module(path: Path) -> ModuleType:
     if missing:
         raise TaskError(f"task {path.name} does not define {', '.join(missing)}")
     return module
+
+
+def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
+    """The task's inputs for `seed`, on `device`: the same values in every process that asks."""
+    torch.manual_seed(seed)
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,15 @@
 """Timing loops, run in the worker for eager, torch.compile and the candidate alike.
 
-Per run: flush the last-level cache, take the next input set with fresh values, then time the call two ways —
-CUDA events on the stream the work runs on, and the host clock around a device-wide synchronize.
+Per run: take the next input set with fresh values, flush the last-level cache, then time the call two
+ways — CUDA events on the stream the work runs on, and the host clock around a device-wide synchronize.
 Work hidden on another stream shows up as the difference between the two (hack 5); the cache flush
 stops data resident in L2 from paying (hack 15); rotating buffers with fresh values stops answers
 looked up by address or value (hacks 3, 16). On the CPU backend both clocks are the host clock.
+
+On CUDA the flush is queued, not waited for, before the start event: while the GPU flushes, the host
+launches the call, so the events time the GPU's work rather than the host's launch latency (which
+varies by tens of µs between processes). The host clock still spans everything, flush included, for
+every candidate and baseline alike.
 """
 
 from __future__ import annotations
@@ -105,11 +110,11 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
     for i in range(runs):
         checked = spot_check is not None and i == spot_check[0]
         args = inputs.exact(i) if checked else inputs.scaled(i)
-        flush()
         if cuda:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
             t0 = _perf_counter()
+            flush()
             start.record(stream)
             output = fn(*args)
             end.record(stream)
@@ -117,6 +122,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             host_ms.append((_perf_counter() - t0) * 1e3)
             device_ms.append(start.elapsed_time(end))
         else:
+            flush()
             t0 = _perf_counter()
             output = fn(*args)
             elapsed = (_perf_counter() - t0) * 1e3

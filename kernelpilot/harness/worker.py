@@ -28,7 +28,7 @@ from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels
 from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
 from kernelpilot.harness.channel import WorkerChannel
-from kernelpilot.harness.task import import_file, load_task_module
+from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, time_calls
 
 KERNEL_PROFILE_RUNS = 5
@@ -40,11 +40,6 @@ class CandidateFailure(Exception):
 
 def as_outputs(value: object) -> list[object]:
     return list(value) if isinstance(value, (tuple, list)) else [value]
-
-
-def make_inputs(task, seed: int, device: str) -> list[object]:
-    torch.manual_seed(seed)
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
 
 
 def refill(buffers: list[object], fresh: list[object]) -> list[object]:

@@ -68,6 +68,9 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
 LIVE_ACTIONS = {"accept", "reject", "undo", "accept_form", "pause", "stop", "focus_steer"}
 """What a read-only session (`sessions show`) does not offer."""
 
+WIDGET_STYLESHEETS = sorted((Path(__file__).parent / "widgets").glob("*.tcss"))
+"""Each widget's stylesheet lives beside its module."""
+
 QUIT_GRACE_S = 2.0
 """How long a quit waits for the stopped session to end its step before leaving it."""
 
@@ -76,7 +79,7 @@ DriverFactory = Callable[[Callable[[SessionEvent], None]], SessionDriver]
 
 
 class KernelpilotApp(App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = ["app.tcss", *WIDGET_STYLESHEETS]
     TITLE = "kernelpilot"
     COMMANDS = App.COMMANDS | {ActionsProvider}
     BINDINGS = [

@@ -13,13 +13,7 @@ from textual.widgets import Button, Label, Static
 class PermissionScreen(ModalScreen[str]):
     """Dismisses with "once", "always" or "deny" (escape denies)."""
 
-    DEFAULT_CSS = """
-    PermissionScreen { align: center middle; }
-    PermissionScreen > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
-    PermissionScreen #command { background: $panel; padding: 0 1; margin: 1 0; }
-    PermissionScreen Horizontal { height: auto; }
-    PermissionScreen Button { margin: 0 1 0 0; }
-    """
+    CSS_PATH = "permission.tcss"
     BINDINGS = [
         Binding("o", "answer('once')", "Allow once", id="permission_once"),
         Binding("A", "answer('always')", "Always", id="permission_always"),

@@ -24,8 +24,6 @@ def _speedup(value: float | None) -> Text:
 class CandidatesTable(DataTable):
     """Rows keyed by candidate id; the app keeps results here, in evaluation order."""
 
-    DEFAULT_CSS = "CandidatesTable { height: 10; }"
-
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.results: dict[int, EvalResult] = {}

@@ -21,8 +21,6 @@ def linked(line: str) -> Text:
 
 
 class CompileLog(RichLog):
-    DEFAULT_CSS = "CompileLog { padding: 0 1; }"
-
     def __init__(self, **kwargs) -> None:
         super().__init__(wrap=True, markup=False, highlight=False, **kwargs)
         self.candidate_id: int | None = None

@@ -86,8 +86,6 @@ def report(result: EvalResult) -> Group:
 
 
 class CorrectnessView(VerticalScroll):
-    DEFAULT_CSS = "CorrectnessView { padding: 0 1; }"
-
     def compose(self):
         yield Static("Select a candidate to see how its outputs compare.", id="correctness-report")
 

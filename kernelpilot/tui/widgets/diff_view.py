@@ -44,12 +44,6 @@ class HunkList(OptionList):
 
 
 class DiffView(Vertical):
-    DEFAULT_CSS = """
-    DiffView > Label { padding: 0 1; color: $text-muted; }
-    DiffView HunkList { height: 1fr; }
-    DiffView HunkList { border: none; padding: 0; }
-    """
-
     base: reactive[str] = reactive("accepted")
 
     def __init__(self, **kwargs) -> None:

@@ -32,8 +32,6 @@ def describe(sample: GpuSample) -> Table:
 class GpuPanel(Static):
     """Polls NVML off the event loop every `interval` seconds; `interval=0` reads once."""
 
-    DEFAULT_CSS = "GpuPanel { padding: 1 2; }"
-
     def __init__(self, interval: float = 2.0, **kwargs) -> None:
         super().__init__("reading GPU state…", **kwargs)
         self.interval = interval

@@ -24,11 +24,6 @@ def numbered(path: str, code: str, marked_line: int | None = None) -> Content:
 
 
 class KernelView(VerticalScroll):
-    DEFAULT_CSS = """
-    KernelView { padding: 0 1; }
-    KernelView > .file-title { text-style: bold; color: $accent; margin: 1 0 0 0; }
-    """
-
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.files: dict[str, str] = {}

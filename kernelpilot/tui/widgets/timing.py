@@ -1,4 +1,4 @@
-"""Nsight-style timing: eager vs torch.compile vs candidate, per-kernel breakdown, spread, ncu metrics,
+"""Nsight-style timing: eager vs torch.compile vs candidate, per-kernel breakdown, spread, ncu counters,
 and speedup over the session's candidates."""
 
 from __future__ import annotations
@@ -42,12 +42,25 @@ def kernels_table(result: EvalResult) -> Table:
     return table
 
 
-def ncu_text(result: EvalResult) -> Text:
-    """ncu metrics when the harness found ncu (protocol["ncu"]: metric → value)."""
-    metrics = result.protocol.get("ncu")
-    if not metrics:
-        return Text("ncu metrics: ncu not available", style="dim")
-    return Text("ncu  " + "   ".join(f"{name} {value}" for name, value in metrics.items()))
+def ncu_table(result: EvalResult) -> Table | Text:
+    """Nsight Compute's counters per kernel, or why there are none."""
+    if result.device != "cuda":
+        return Text("ncu: counters are read on CUDA only", style="dim")
+    if not result.ncu:
+        status = result.protocol.get("ncu", "off (kernelpilot eval --ncu, or ncu = true in the config)")
+        return Text(f"ncu: {status}", style="dim")
+    table = Table(title="ncu (one forward, kernel replay: counters, not timings)", expand=True, title_justify="left")
+    for column in ("kernel", "µs", "DRAM GB/s", "DRAM % peak", "SM % peak", "occupancy", "theoretical"):
+        table.add_column(column, justify="left" if column == "kernel" else "right")
+
+    def cell(value: float | None, fmt: str, unit: str = "") -> str:
+        return "—" if value is None else format(value, fmt) + unit
+
+    for kernel in result.ncu:
+        table.add_row(kernel.name, cell(kernel.duration_us, ".1f"), cell(kernel.dram_gb_per_s, ".0f"),
+                      cell(kernel.dram_pct_of_peak, ".1f"), cell(kernel.sm_pct_of_peak, ".1f"),
+                      cell(kernel.achieved_occupancy_pct, ".1f", "%"), cell(kernel.theoretical_occupancy_pct, ".1f", "%"))
+    return table
 
 
 def report(result: EvalResult) -> Group:
@@ -59,16 +72,11 @@ def report(result: EvalResult) -> Group:
     parts = [head, times_table(result)]
     if result.kernels:
         parts.append(kernels_table(result))
-    parts.append(ncu_text(result))
+    parts.append(ncu_table(result))
     return Group(*parts)
 
 
 class TimingView(VerticalScroll):
-    DEFAULT_CSS = """
-    TimingView { padding: 0 1; }
-    TimingView Sparkline { height: 3; margin: 0 0 1 0; }
-    """
-
     def compose(self):
         yield Label("speedup vs torch.compile over candidates", id="history-label")
         yield Sparkline([], id="history")

@@ -66,16 +66,6 @@ class ToolCallView(Static, can_focus=True):
 
 
 class Transcript(VerticalScroll):
-    DEFAULT_CSS = """
-    Transcript { padding: 0 1; }
-    Transcript > .assistant { margin: 1 0 0 0; }
-    Transcript > .user { margin: 1 0 0 0; color: $accent; text-style: bold; }
-    Transcript > .note { color: $text-muted; }
-    Transcript > ToolCallView { color: $text-muted; }
-    Transcript > ToolCallView:focus { background: $boost; }
-    Transcript > ToolCallView.failed { color: $error; }
-    """
-
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._streamed: dict[int, str] = {}
