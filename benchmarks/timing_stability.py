@@ -34,8 +34,10 @@ def main() -> None:
     parser.add_argument("--task", type=Path, default=ROOT / "benchmarks" / "tasks" / "relu_scale_large.py")
     parser.add_argument("--candidate", type=Path, default=CASES / "cuda" / "fused")
     parser.add_argument("--kernel", default="relu_bias_scale_kernel")
+    parser.add_argument("--ncu", action=argparse.BooleanOptionalAction, default=True,
+                        help="ask the first process for Nsight Compute counters")
     args = parser.parse_args()
-    first = evaluate_once(args.task, args.candidate, ncu=True)
+    first = evaluate_once(args.task, args.candidate, ncu=args.ncu)
     second = evaluate_once(args.task, args.candidate, ncu=False)
     table = Table(title="Same candidate, two processes")
     for column in ("measurement", "process 1 (ms)", "process 2 (ms)", "difference"):
@@ -52,6 +54,9 @@ def main() -> None:
         if args.kernel in row["name"]:
             table.add_row("harness profiler, same kernel", f"{row['time_ms']:.4f}", "", "")
     console = Console()
+    for number, result in enumerate((first, second), 1):
+        problems = [f"{v['check']}: {v['detail']}" for v in result["violations"]] + [result["error"] or ""]
+        console.print(f"process {number}: {result['reward']=} {result['correct']=} {'; '.join(filter(None, problems))}")
     console.print(table)
     console.print(f"ncu: {first['protocol'].get('ncu')}")
 

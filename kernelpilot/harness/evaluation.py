@@ -238,6 +238,8 @@ def _worker_env(run: Run) -> dict[str, str]:
         "OMP_WAIT_POLICY": "PASSIVE",
         "TORCH_EXTENSIONS_DIR": str(extensions),
         "TORCHINDUCTOR_CACHE_DIR": str(run.scratch / "inductor"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool: its timer thread and processes
+        # would outlive the baseline into the candidate's phase (an extra thread, CPU load while timing)
         "TRITON_CACHE_DIR": str(run.scratch / "triton"),
         "TMPDIR": str(run.scratch / "tmp"),
         "PYTHONPATH": os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]),

@@ -11,14 +11,15 @@ __global__ void relu_bias_kernel(const float* __restrict__ x, const float* __res
   }
 }
 
-// 400 passes of the work, on a private stream the caller's stream never waits for: events recorded
+// 20000 passes of the work (about 0.1 ms: more than the launch latency the events include, so it
+// cannot hide inside it), on a private stream the caller's stream never waits for: events recorded
 // on the caller's stream see nothing of it.
-__global__ void relu_bias_400x(const float* __restrict__ x, const float* __restrict__ bias,
+__global__ void relu_bias_many(const float* __restrict__ x, const float* __restrict__ bias,
                                float* __restrict__ out, int64_t n, int64_t cols) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i >= n) return;
   float acc = 0.f;
-  for (int rep = 0; rep < 400; ++rep) {
+  for (int rep = 0; rep < 20000; ++rep) {
     float v = x[i] + bias[i % cols] + acc * 1e-30f;
     acc = v > 0.f ? v : 0.f;
   }
@@ -31,6 +32,6 @@ extern "C" int relu_bias_hidden(const float* x, const float* bias, float* out, i
   if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   (void)stream;
   int64_t n = rows * cols;
-  relu_bias_400x<<<(unsigned)((n + 255) / 256), 256, 0, side>>>(x, bias, out, n, cols);
+  relu_bias_many<<<(unsigned)((n + 255) / 256), 256, 0, side>>>(x, bias, out, n, cols);
   return (int)cudaGetLastError();
 }
