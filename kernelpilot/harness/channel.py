@@ -3,7 +3,9 @@
 Each message is a dict of plain values and tensors, saved with `torch.save` into the run's scratch
 folder; its file name travels as one line on a pipe. The parent reads messages with
 `torch.load(weights_only=True)`, so nothing the candidate's process writes can execute code in the
-judge, and it ignores message kinds that are not allowed in the current phase.
+judge, and it ignores message kinds that are not allowed in the current phase. It deletes each file
+once read: the reference's answers, sent before the candidate is imported, are gone from the disk
+before the worker is allowed to import it.
 """
 
 from __future__ import annotations
@@ -67,10 +69,13 @@ class ParentChannel:
         name = line.decode(errors="replace").strip()
         if "/" in name or not name.startswith("msg-"):
             return Message("garbled", {"line": name[:200]}, time.monotonic())
+        path = self._scratch / name
         try:
-            data = torch.load(self._scratch / name, weights_only=True, map_location="cpu")
+            data = torch.load(path, weights_only=True, map_location="cpu")
         except Exception as error:  # an unreadable message is the worker's fault, never a crash here
             return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
+        finally:
+            path.unlink(missing_ok=True)  # the reference's answers must not wait on disk for the candidate
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             return Message("garbled", {"line": name}, time.monotonic())
         kind = data.pop("kind")

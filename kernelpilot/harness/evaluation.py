@@ -43,6 +43,7 @@ from kernelpilot.harness.task import Candidate, check_task_file, locate_candidat
 
 LogSink = Callable[[str], None]
 SCRATCH_SHM_MIN_FREE = 4 << 30
+SCRATCH_PREFIX = "kernelpilot-eval-"
 
 PHASE_LIMITS = {"start": "setup", "setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
 """Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
@@ -58,13 +59,34 @@ def device_identity(device: str) -> str:
     return f"{model} x{os.cpu_count()}"
 
 
-def _scratch_parent() -> str | None:
+def scratch_parent() -> str | None:
     """Shared memory when there is room: reference answers and outputs pass through here."""
     try:
         usage = shutil.disk_usage("/dev/shm")
     except OSError:
         return None
     return "/dev/shm" if usage.free > SCRATCH_SHM_MIN_FREE and os.access("/dev/shm", os.W_OK) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_orphaned_scratch(parent: str | None) -> None:
+    """Scratch folders left by evaluations whose process was killed (kill -9 skips every cleanup).
+
+    They hold reference answers and outputs, in /dev/shm where there is room: memory, not disk.
+    """
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def check_options(options: EvalOptions) -> None:
@@ -114,7 +136,9 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
     check_task_file(task_path)
     located = locate_candidate(Path(candidate).resolve())
     log = on_log or (lambda line: None)
-    scratch = Path(tempfile.mkdtemp(prefix="kernelpilot-eval-", dir=_scratch_parent()))
+    parent = scratch_parent()
+    remove_orphaned_scratch(parent)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
     try:
         private_task = scratch / "task" / task_path.name
         private_task.parent.mkdir()
@@ -286,8 +310,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 log(f"[{phase}]")
             observations.receive(message, phase)
             check_task(run, observations)
+            if message.kind == "phase" and phase == "import" and not process.stdin.closed:
+                _send_line(process, {"import": True}, close=False)  # every earlier message is read and deleted
             if message.kind == "imported" and not process.stdin.closed:
-                _send_line(process, _candidate_job(run))
+                _send_line(process, _candidate_job(run), close=True)
             if message.kind == "done":
                 break
     finally:
@@ -314,10 +340,12 @@ def _death_signal(returncode: int) -> int | None:
     return signum if signum in signal.valid_signals() else None
 
 
-def _send_line(process: subprocess.Popen, data: dict) -> None:
+def _send_line(process: subprocess.Popen, data: dict, close: bool) -> None:
     try:
         process.stdin.write(json.dumps(data).encode() + b"\n")
-        process.stdin.close()
+        process.stdin.flush()
+        if close:
+            process.stdin.close()
     except BrokenPipeError:  # the worker is gone; its exit is judged with the rest
         pass
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import glob
 import inspect
 import os
 import re
+import resource
 import sys
 import threading
 import time
@@ -30,6 +32,7 @@ CHECKS = {
     "tensor_subclass": "an output is not a plain torch.Tensor (lazy or custom subclass)",
     "extra_threads": "threads started by the candidate are still alive after forward returned",
     "background_work": "other threads kept computing after forward returned",
+    "child_process": "processes started by the candidate ran during forward (work out of the audit's sight)",
     "side_stream_work": "work ran outside the timed stream (host clock far above CUDA events)",
     "patched_function": "a timer, synchronisation, comparison or harness function was replaced",
     "reference_tampered": "the reference task (file, module or inputs) was modified",
@@ -248,6 +251,29 @@ def background_cpu_ms(window_s: float = 0.05) -> float:
     after = _thread_cpu_ticks()
     ticks = sum(after[t] - before.get(t, 0) for t in after)
     return ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+# --- child processes (hack 10 by proxy) ---------------------------------------------------------------
+
+def child_processes() -> list[str]:
+    """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
+    me, found = os.getpid(), []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as file:
+                text = file.read()
+        except OSError:  # gone meanwhile
+            continue
+        name, fields = text[text.find("(") + 1:text.rfind(")")], text.rsplit(")", 1)[1].split()
+        if int(fields[1]) == me:
+            found.append(f"{stat.split('/')[2]} ({name})")
+    return sorted(found)
+
+
+def reaped_children_cpu_ms() -> float:
+    """CPU time of every child this process has waited for: a process run and reaped inside forward adds to it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1e3
 
 
 # --- static scan of the candidate's sources (tampering) ---------------------------------------------

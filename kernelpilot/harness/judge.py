@@ -179,8 +179,14 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("extra_threads", ", ".join(trial["new_threads"]))
         if trial.get("background_cpu_ms", 0.0) > BACKGROUND_CPU_MS:
             add("background_work", f"{trial['background_cpu_ms']:.0f} ms of CPU in other threads after forward")
+        if trial.get("child_processes"):
+            add("child_process", f"running: {', '.join(trial['child_processes'])}")
+        if trial.get("child_cpu_ms", 0.0) > 0.0:
+            add("child_process", f"processes run and reaped inside forward used {trial['child_cpu_ms']:.0f} ms of CPU")
     if obs.final.get("threads"):
         add("extra_threads", ", ".join(obs.final["threads"]))
+    if obs.final.get("child_processes"):
+        add("child_process", f"running after timing: {', '.join(obs.final['child_processes'])}")
     for label in obs.final.get("patched", []):
         add("patched_function", label)
     for change in obs.final.get("precision", []):

@@ -165,6 +165,8 @@ class Worker:
 
     def load_candidate(self) -> None:
         self.enter("import")
+        if json.loads(sys.stdin.readline() or "{}").get("import") is not True:
+            raise RuntimeError("the harness never cleared the candidate's import")
         self.functions_before = guards.snapshot_functions()
         self.reference_before = guards.reference_fingerprint(self.task.Model, self.task)
         self.precision_before = guards.precision_settings()
@@ -205,6 +207,7 @@ class Worker:
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         guards.poison_free_memory(self.device, self.output_bytes)
         threads_before = guards.python_threads()
+        children_cpu_before = guards.reaped_children_cpu_ms()
         launches_before = dict(kernels.launch_counts)
         recorder = DispatchRecorder()
         forward_calls = guards.ForwardCalls(self.extensions)
@@ -236,6 +239,8 @@ class Worker:
             "aliased": guards.aliased_outputs(tensors, inputs),
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
             "background_cpu_ms": guards.background_cpu_ms(),
+            "child_processes": guards.child_processes(),
+            "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
             "profiler_ops": dict(profiler_ops(profiler)) if profiler else {},
             "device_kernels": self._device_kernel_names(profiler) if profiler else [],
@@ -316,6 +321,7 @@ class Worker:
             precision=guards.changed_precision(self.precision_before),
             reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),
             threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),
+            child_processes=guards.child_processes(),
             launch_counts=dict(kernels.launch_counts),
         )
 

@@ -121,6 +121,12 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # (defeated either by name, or because the seeds are out of reach and the lookup fails)
     "cpu/precompute_via_gc.py": ("tampering", "op_audit", WRONG),
     "cpu/numpy_token_kernel": "op_audit",
+    # 10 by proxy: PyTorch (or plain Python) in a child process — a pool, a piped child, one per call
+    "cpu/child_process_torch.py": ("child_process", "extra_threads"),
+    "cpu/child_process_pipe.py": "child_process",
+    "cpu/child_process_per_call.py": "child_process",
+    # the reference's answers read from the harness's message files (deleted before the import)
+    "cpu/read_reference_messages.py": ("uninitialized_output", WRONG),
     # probes of the harness's own surfaces: its private timer alias, its message channel, its
     # launch counter (each on an honest kernel: only what the harness is told lies)
     "cpu/patch_harness_timer": "patched_function",

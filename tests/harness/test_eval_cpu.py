@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from kernelpilot.harness import EvalOptions, evaluate
+from kernelpilot.harness.evaluation import SCRATCH_PREFIX, scratch_parent
 
 CASES = Path(__file__).parent / "cases"
 TASK = CASES / "relu_scale.py"
@@ -106,3 +110,23 @@ def test_degenerate_task_is_rejected_with_exit_two():
     proc = kernelpilot("eval", str(CASES / "degenerate.py"), str(CASES / "single_file.py"), "--device", "cpu")
     assert proc.returncode == 2
     assert "degenerate" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_scratch_left_by_a_killed_evaluation_is_removed_by_the_next():
+    """A kill -9 skips every cleanup; the reference answers it left in /dev/shm would hold memory for good."""
+    parent = Path(scratch_parent() or tempfile.gettempdir())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = parent / f"{SCRATCH_PREFIX}{dead.pid}-orphan"
+    live = parent / f"{SCRATCH_PREFIX}{os.getpid()}-live"
+    for folder in (orphan, live):
+        folder.mkdir()
+        (folder / "msg-0000.pt").write_bytes(b"x" * 1024)
+    try:
+        # kernels for the other backend: judged before any worker starts, the quickest evaluation there is
+        result = evaluate(TASK, CASES / "cuda" / "fused", EvalOptions(device="cpu"))
+        assert not result.built
+        assert not orphan.exists() and live.exists()
+    finally:
+        shutil.rmtree(orphan, ignore_errors=True)
+        shutil.rmtree(live, ignore_errors=True)
