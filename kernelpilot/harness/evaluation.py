@@ -149,7 +149,9 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "verify_seeds": [secrets.randbelow(2**31) for _ in range(options.trials)],
             "timing_seeds": [secrets.randbelow(2**31) for _ in range(INPUT_SETS)],
             "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
-            "spot_check_run": secrets.randbelow(options.timed_runs),
+            "factor_seed": secrets.randbelow(2**31),
+            "check_seed": secrets.randbelow(2**31),
+            "spot_check_run": secrets.randbelow(options.timed_runs),  # the parent's alone: never sent
         }
         run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
                   seeds)
@@ -229,7 +231,7 @@ def reference_seeds(run: Run) -> list[int]:
 
 def _candidate_job(run: Run) -> dict:
     """What the worker learns only once the candidate is imported: nothing can be precomputed at import."""
-    return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "spot_check_run")}
+    return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "factor_seed")}
 
 
 def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
@@ -240,7 +242,9 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
         "device": options.device,
         "init_seed": run.seeds["init_seed"],
         "reference_seeds": reference_seeds(run),
-        "baseline_seeds": random.SystemRandom().sample(run.seeds["timing_seeds"], INPUT_SETS),
+        "timing_seeds": run.seeds["timing_seeds"],
+        "factor_seed": run.seeds["factor_seed"],
+        "check_seed": run.seeds["check_seed"],
         "warmup": WARMUP_RUNS,
         "timed_runs": options.timed_runs,
         "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
@@ -313,7 +317,13 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             if message.kind == "phase" and phase == "import" and not process.stdin.closed:
                 _send_line(process, {"import": True}, close=False)  # every earlier message is read and deleted
             if message.kind == "imported" and not process.stdin.closed:
-                _send_line(process, _candidate_job(run), close=True)
+                _send_line(process, _candidate_job(run), close=False)
+            if message.kind == "timed_run" and phase == "profile" and not process.stdin.closed:
+                _send_line(process, {"check": observations.timed_run_is_checked(message.fields.get("run"),
+                                                                                run.seeds["spot_check_run"])},
+                           close=False)
+            if message.kind == "timing" and not process.stdin.closed:
+                process.stdin.close()
             if message.kind == "done":
                 break
     finally:

@@ -17,7 +17,12 @@ from kernelpilot.harness.audit import disallowed
 from kernelpilot.harness.channel import Message
 from kernelpilot.harness.guards import CHECKS, tamper_findings
 from kernelpilot.harness.kernels import declared_launchers
-from kernelpilot.harness.protocol import BACKGROUND_CPU_MS, SIDE_STREAM_SLACK_FRAC, SIDE_STREAM_SLACK_MS
+from kernelpilot.harness.protocol import (
+    BACKGROUND_CPU_MS,
+    CALIBRATION_FACTOR,
+    SIDE_STREAM_SLACK_FRAC,
+    SIDE_STREAM_SLACK_MS,
+)
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
@@ -25,6 +30,7 @@ from kernelpilot.harness.timing import Samples, median, spread_pct
 from kernelpilot.harness.verify import (
     Reference,
     check_outputs,
+    compare_output,
     degenerate_reason,
     is_unwritten,
     looks_downcast,
@@ -40,11 +46,13 @@ ALLOWED = {
     "phase": None,
     "reference": TRUSTED_PHASES,
     "baseline": TRUSTED_PHASES,
+    "timed_references": TRUSTED_PHASES,
     "task_info": TRUSTED_PHASES,
     "imported": {"import"},
     "trial": {"verify"},
     "timing": {"profile"},
     "post_check": {"profile"},
+    "timed_run": {"profile"},
     "spot_check": {"profile"},
     "kernels": {"profile"},
     "final": {"import", "verify", "profile"},
@@ -53,7 +61,7 @@ ALLOWED = {
 }
 
 
-ONCE = {"baseline", "task_info", "imported", "timing", "spot_check", "kernels", "final"}
+ONCE = {"baseline", "timed_references", "task_info", "imported", "timing", "spot_check", "kernels", "final"}
 """Messages the worker sends exactly once: a second one was forged by the candidate's code."""
 
 
@@ -70,8 +78,11 @@ class Observations:
     trials: list[dict] = field(default_factory=list)
     timing: Samples | None = None
     post_checks: list[dict] = field(default_factory=list)
+    timed_references: dict | None = None
+    """Eager's answers in every timed run, sampled at positions only the parent knows."""
+    timed_runs_answered: int = 0
     spot_check: dict | None = None
-    """The answer of one timed run, picked at random by the parent."""
+    """The answer of one timed run, picked at random by the parent and named only after it ran."""
     kernel_rows: list[dict] = field(default_factory=list)
     final: dict = field(default_factory=dict)
     error: tuple[str, str] | None = None
@@ -85,6 +96,15 @@ class Observations:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
+
+    def timed_run_is_checked(self, run: object, spot_check_run: int) -> bool:
+        """The parent's answer after each timed run. The worker reports runs once each and in order:
+        any other report was forged to learn which run is checked."""
+        expected, self.timed_runs_answered = self.timed_runs_answered, self.timed_runs_answered + 1
+        if run != expected:
+            self.duplicates.append("timed_run")
+            return False
+        return run == spot_check_run
 
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
@@ -119,12 +139,14 @@ class Observations:
                 self.imported = dict(f)
             case "trial":
                 self.trials.append(dict(f))
+            case "timed_references":
+                self.timed_references = dict(f)
+            case "spot_check":
+                self.spot_check = dict(f)
             case "timing":
                 self.timing = Samples.from_json(f["candidate"])
             case "post_check":
                 self.post_checks.append(dict(f))
-            case "spot_check":
-                self.spot_check = dict(f)
             case "kernels":
                 self.kernel_rows = list(f["rows"])
             case "final":
@@ -248,8 +270,7 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
     passed_outputs: list[list[torch.Tensor | None]] = []
     all_ok = bool(obs.trials) and len(obs.trials) == run.options.trials
     checked = [(f"trial {t['trial']}", t) for t in obs.trials] + \
-              [("re-check after timing", p) for p in obs.post_checks] + \
-              ([("a timed run", obs.spot_check)] if obs.spot_check else [])
+              [("re-check after timing", p) for p in obs.post_checks]
     for label, trial in checked:
         ref = by_seed[trial["seed"]]
         outputs = trial["outputs"]
@@ -281,10 +302,41 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
             violations.setdefault("result_caching", f"answers were right during verification, wrong in {label}")
         if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
             violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
+    if obs.spot_check and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
+        all_ok, error = False, error or f"a timed run: {problem}"
+        if len(passed_outputs) >= len(obs.trials) > 0:
+            violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
     if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not obs.spot_check):
         all_ok = False
         error = error or "the checks during and after timing were not received"
     return all_ok, error, worst, [_violation(k, v) for k, v in violations.items()]
+
+
+def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
+    """The checked timed run against eager's answer on the same inputs, at the parent's sampled positions.
+
+    The reference here is eager itself, so its own error versus float64 is allowed on top of the
+    calibrated tolerance the trials use.
+    """
+    spot, references = obs.spot_check, obs.timed_references
+    if not references or not 0 <= spot["run"] < len(references["samples"]):
+        return "no eager answer for this run"
+    outputs = spot["outputs"]
+    if problem := structural_problem(outputs, obs.references[0]):
+        return problem
+    expected = references["samples"][spot["run"]]
+    for i, (output, positions, eager) in enumerate(zip(outputs, references["positions"], expected)):
+        if output is None:
+            return f"output {i} is not a plain tensor"
+        eager_err = max(ref.eager_max_err[i] for ref in obs.references)
+        atol, rtol = tolerance(eager.dtype, tol)
+        atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
+        check = compare_output(0, output.reshape(-1)[positions], Reference(-1, [eager], [eager.double()], []),
+                               atol, rtol)
+        if not check.ok:
+            return (f"output {i}: {check.mismatched}/{check.numel} sampled elements differ (max abs err "
+                    f"{check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
+    return None
 
 
 def _equal_outputs(a: list, b: list) -> bool:

@@ -17,6 +17,9 @@ TIMED_RUNS = 30
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
 
+CHECK_SAMPLES = 4096
+"""Elements of each output compared, at positions only the parent knows, when a timed run is checked."""
+
 L2_FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}
 
 TOLERANCE = {
@@ -72,6 +75,7 @@ class EvalOptions:
             "warmup_runs": WARMUP_RUNS,
             "timed_runs": self.timed_runs,
             "input_sets": INPUT_SETS,
+            "check_samples": CHECK_SAMPLES,
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
             "tol_override": self.tol,
             "calibration_factor": CALIBRATION_FACTOR,

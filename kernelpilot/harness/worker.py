@@ -28,10 +28,32 @@ from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels
 from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
 from kernelpilot.harness.channel import WorkerChannel
+from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, time_calls
 
 KERNEL_PROFILE_RUNS = 5
+
+
+class OutputSampler:
+    """Eager's answers in each timed run at a few thousand random positions per output (drawn once)."""
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.generator = generator
+        self.positions: list[torch.Tensor] = []
+        self.samples: list[list[torch.Tensor]] = []
+
+    def __call__(self, run: int, output: object) -> None:
+        outputs = [o.detach().reshape(-1) for o in as_outputs(output)]
+        if not self.positions:
+            self.positions = [torch.randint(o.numel(), (min(o.numel(), CHECK_SAMPLES),), generator=self.generator)
+                              if o.numel() else torch.zeros(0, dtype=torch.long) for o in outputs]
+        self.samples.append([o[p.to(o.device)].cpu() for o, p in zip(outputs, self.positions)])
+
+    def wipe(self) -> None:
+        for tensor in [*self.positions, *(s for run in self.samples for s in run)]:
+            tensor.zero_()
+        self.positions, self.samples = [], []
 
 
 class CandidateFailure(Exception):
@@ -138,25 +160,41 @@ class Worker:
                           torch_version=str(torch.__version__))
 
     def baselines(self, model: torch.nn.Module) -> None:
+        """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.
+
+        Eager's answers on them, sampled at secret positions, go to the parent: any timed run of the
+        candidate can then be checked, and only the parent knows which one is. The inputs, seeds and
+        positions are gone (zeroed, dropped) before the candidate is imported.
+        """
         self.enter("baseline")
         job, device = self.job, self.device
         self.flush = CacheFlusher(device, job["l2_flush_bytes"])
-        input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("baseline_seeds")]
+        input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("timing_seeds")]
+        factor_seed = job.pop("factor_seed")
+        sampler = OutputSampler(torch.Generator().manual_seed(job.pop("check_seed")))
         compile_samples, latency = {}, {}
         with torch.no_grad():
-            eager = time_calls(model, FreshInputs(input_sets, job["init_seed"]), device, job["warmup"],
-                               job["timed_runs"], self.flush)
+            eager_inputs = FreshInputs(input_sets, factor_seed)
+            eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
+                               after_run=sampler)
+            self.channel.send("timed_references", positions=sampler.positions, samples=sampler.samples)
+            sampler.wipe()
+            schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
+                compile_inputs = FreshInputs(input_sets, factor_seed)
+                schedules.append(compile_inputs)
                 try:
                     compiled = torch.compile(model, mode=None if mode == "default" else mode)
                     started = time.perf_counter()
-                    compiled(*input_sets[0])
+                    compiled(*compile_inputs.scaled(0))
                     synchronize(device)
                     latency[mode] = time.perf_counter() - started
-                    compile_samples[mode] = time_calls(compiled, FreshInputs(input_sets, job["init_seed"]), device,
-                                                       job["warmup"], job["timed_runs"], self.flush).to_json()
+                    compile_samples[mode] = time_calls(compiled, compile_inputs, device, job["warmup"],
+                                                       job["timed_runs"], self.flush).to_json()
                 except Exception as error:  # a model torch.compile cannot handle has no compile baseline
                     compile_samples[mode] = {"error": one_line(error)[:300]}
+            for schedule in schedules:
+                schedule.wipe()
         self.channel.send("baseline", eager=eager.to_json(), compile=compile_samples, compile_latency_s=latency)
         if job["compile_modes_to_measure"]:
             torch._dynamo.reset()
@@ -274,24 +312,23 @@ class Worker:
         self.enter("profile")
         job, device = self.job, self.device
         input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
-        spot_run, spot = job["spot_check_run"], {}
-
-        def keep_spot_check(output: object) -> None:
-            """A timed run chosen by the parent at random: its answer must be right too (hacks 3, 16)."""
-            spot.update(outputs=host_copies(as_outputs(output)), seed=job["timing_seeds"][spot_run % len(input_sets)])
-
         with torch.no_grad():
-            samples = time_calls(self.model, FreshInputs(input_sets, job["init_seed"] + 1), device, job["warmup"],
-                                 job["timed_runs"], self.flush, spot_check=(spot_run, keep_spot_check))
+            samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
+                                 job["timed_runs"], self.flush, after_run=self.offer_for_check)
         self.channel.send("timing", candidate=samples.to_json())
-        if spot:
-            self.channel.send("spot_check", **spot)
         for seed in job["post_seeds"]:
             buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
             observed = self.call(buffers)
             self.channel.send("post_check", seed=seed, checksum=checksum(buffers), **observed)
         if job["profile_kernels"]:
             self.channel.send("kernels", rows=self.kernel_breakdown(input_sets))
+
+    def offer_for_check(self, run: int, output: object) -> None:
+        """Any timed run may be the one checked (hacks 3, 16): the parent says which only after it ran."""
+        snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
+        self.channel.send("timed_run", run=run)
+        if json.loads(sys.stdin.readline() or "{}").get("check") is True:
+            self.channel.send("spot_check", run=run, outputs=host_copies(snapshot))
 
     def kernel_breakdown(self, input_sets: list[list[object]]) -> list[dict]:
         kernels.profiling = True

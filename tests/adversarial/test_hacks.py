@@ -115,6 +115,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/input_independent.py": WRONG,
     # timing only: the timing loop spotted on the call stack, its calls answered for free
     "cpu/skip_work_when_timed": NO_GAIN,
+    # the same, asking the timing loop's frame whether this run will be checked: no run is, until it ran
+    "cpu/skip_unless_checked": "result_caching",
     # 16, timing only: a table keyed on input values; every answer right, every timed call a hit
     "cpu/cache_by_value": NO_GAIN,
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
@@ -156,6 +158,7 @@ TASK_OF: dict[str, str] = {
     "cpu/precision_fp16_matmul": "matmul.py",
     "cpu/precision_bf16_matmul": "matmul.py",
     "cpu/skip_work_when_timed": "matmul.py",
+    "cpu/skip_unless_checked": "matmul.py",
     "cpu/cache_by_value": "matmul.py",
     "cpu/patch_harness_timer": "matmul.py",
     "cpu/forge_timing_message": "matmul.py",
