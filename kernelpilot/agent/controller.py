@@ -388,7 +388,7 @@ class SessionController:
             decision = self._ask_permission(command)
         if decision != "allow":
             raise ToolError(f"denied by the shell policy, not run: {command}")
-        return run_shell(command, self.workspace_dir)
+        return run_shell(command, self.workspace_dir, protected=[self.workspace_dir / TASK_FILE])
 
     def _ask_permission(self, command: str) -> str:
         request_id = uuid.uuid4().hex[:8]

@@ -38,20 +38,26 @@ def isolation_kind() -> str:
     """`bwrap`, `unshare` or `none`: the strongest isolation this machine supports."""
     if os.environ.get("KERNELPILOT_SANDBOX") == "none":
         return "none"
-    if shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net"):
+    if shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
+                                        "--unshare-pid"):
         return "bwrap"
     if shutil.which("unshare") and _works("unshare", "-n") or _works("unshare", "-rn"):
         return "unshare"
     return "none"
 
 
-def sandboxed(cmd: list[str], writable: Iterable[Path]) -> list[str]:
-    """`cmd` wrapped so that only `writable` folders can be written and the network is gone."""
+def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path] = ()) -> list[str]:
+    """`cmd` wrapped so that only `writable` folders can be written and the network is gone.
+
+    Under bwrap no process outside the sandbox can be seen or signalled either (a candidate cannot
+    stop or kill the judge), and `read_only` paths inside a writable folder stay read-only.
+    """
     kind = isolation_kind()
     if kind == "bwrap":
-        binds = [arg for path in writable for arg in ("--bind", str(path), str(path))]
-        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds, "--unshare-net", "--unshare-ipc", "--die-with-parent",
-                "--new-session", "--", *cmd]
+        binds = [arg for path in writable for arg in ("--bind", str(path), str(path))] + \
+                [arg for path in read_only for arg in ("--ro-bind", str(path), str(path))]
+        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds,
+                "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session", "--", *cmd]
     if kind == "unshare":
         return (["unshare", "-n"] if _works("unshare", "-n") else ["unshare", "-rn"]) + cmd
     return cmd

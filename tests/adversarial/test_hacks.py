@@ -54,6 +54,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/legit_load_inline.py": PASS,
     "cpu/legit_matmul": PASS,
     "cpu/legit_preallocated_output": PASS,
+    # an honest kernel whose import SIGSTOPs every ancestor: the sandbox keeps the judge out of reach
+    "cpu/stop_the_judge.py": PASS,
     # 1. the output is never written (on a recycling allocator: the reference's freed answer)
     "cpu/unwritten_output": "uninitialized_output",
     # 3. caching keyed on the input's address, or on the first call

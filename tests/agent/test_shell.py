@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
+from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.session.events import PermissionAsked, ToolResult, UserDecision
 
 
@@ -66,3 +68,19 @@ def test_ask_waits_for_the_user_and_always_allows_the_command_again(tmp_path):
     assert [e.command for e in events if isinstance(e, PermissionAsked)] == ["echo hi >> asked", "touch other"]
     assert [e.detail["answer"] for e in events if isinstance(e, UserDecision)] == ["always", "deny"]
     assert not (controller.workspace_dir / "other").exists()
+
+
+def test_shell_commands_run_sandboxed(tmp_path, monkeypatch):
+    """Writes outside the workspace and to the task copy fail; API keys never reach the command."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
+    outside = tmp_path / "outside"
+    command = f"touch {outside}; echo tampered >> task.py; touch inside; echo key=$OPENAI_API_KEY."
+    path = write_transcript(tmp_path, ("", [("shell", {"command": command})]), ("", [("done", {})]))
+    controller, events = run_session(tmp_path, path, ShellPolicy("allow"))
+    (result,) = shell_results(events)
+    assert "key=." in result.output and "sk-do-not-leak" not in result.output
+    assert (controller.workspace_dir / "inside").exists()
+    if isolation_kind() != "bwrap":
+        pytest.skip(f"file-system confinement needs bubblewrap (isolation here: {isolation_kind()})")
+    assert not outside.exists()
+    assert "tampered" not in (controller.workspace_dir / "task.py").read_text()
