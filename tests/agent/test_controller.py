@@ -63,12 +63,21 @@ def test_a_session_log_replays_as_a_transcript(tmp_path):
 
 
 def test_a_tampered_task_copy_is_not_evaluated(tmp_path):
-    tamper = "chmod u+w task.py && echo 'get_inputs = lambda: []' >> task.py"
+    """The hash check behind the sandbox (whose read-only task.py the agent's shell cannot write): the
+    copy is changed from outside, between the agent's write and its evaluate."""
     path = write_transcript(tmp_path, ("", [("write", {"path": "model_new.py", "content": "class ModelNew: ...\n"}),
-                            ("shell", {"command": tamper}), ("evaluate", {})]), ("", [("done", {})]))
+                            ("evaluate", {})]), ("", [("done", {})]))
     events = []
+
+    def tamper_after_write(event):
+        events.append(event)
+        if isinstance(event, ToolResult) and event.name == "write":
+            task = controller.workspace_dir / "task.py"
+            task.chmod(0o644)
+            task.write_text(task.read_text() + "get_inputs = lambda: []\n")
+
     controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
-                                                   shell=ShellPolicy("allow"), sessions_root=tmp_path), events.append)
+                                                   sessions_root=tmp_path), tamper_after_write)
     controller.run()
     (result,) = [e for e in events if isinstance(e, ToolResult) and e.name == "evaluate"]
     assert not result.ok and "task.py no longer matches" in result.output
