@@ -13,10 +13,11 @@ import os
 from pathlib import Path
 
 from kernelpilot.harness.paths import cache_dir
+from kernelpilot.harness.protocol import TIMING_LOOP_VERSION
 
 
 def cache_key(task_sha256: str, device_name: str, torch_version: str, mode: str, timed_runs: int) -> str:
-    text = json.dumps([task_sha256, device_name, torch_version, mode, timed_runs])
+    text = json.dumps([task_sha256, device_name, torch_version, mode, timed_runs, TIMING_LOOP_VERSION])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

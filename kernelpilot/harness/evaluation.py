@@ -318,10 +318,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 _send_line(process, {"import": True}, close=False)  # every earlier message is read and deleted
             if message.kind == "imported" and not process.stdin.closed:
                 _send_line(process, _candidate_job(run), close=False)
-            if message.kind == "timed_run" and phase == "profile" and not process.stdin.closed:
-                _send_line(process, {"check": observations.timed_run_is_checked(message.fields.get("run"),
-                                                                                run.seeds["spot_check_run"])},
-                           close=False)
+            if message.kind == "timed_run" and not process.stdin.closed:
+                checked = phase == "profile" and observations.timed_run_is_checked(message.fields.get("run"),
+                                                                                  run.seeds["spot_check_run"])
+                _send_line(process, {"check": checked}, close=False)
             if message.kind == "timing" and not process.stdin.closed:
                 process.stdin.close()
             if message.kind == "done":

@@ -14,6 +14,8 @@ POST_TIMING_CHECKS = 1
 
 WARMUP_RUNS = 3
 TIMED_RUNS = 30
+TIMING_LOOP_VERSION = 2
+"""Bumped whenever the timing loop changes: compile baselines cached under an older loop are re-measured."""
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
 
