@@ -277,7 +277,9 @@ class Worker:
             "mutated": guards.mutated_inputs(inputs, pristine),
             "aliased": guards.aliased_outputs(tensors, inputs),
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
-            "background_cpu_ms": guards.background_cpu_ms(),
+            # after a profiled call the profiler's own threads (CUPTI's buffer flush) burn CPU in this
+            # window: the unprofiled verify trials watch for work offloaded to threads
+            "background_cpu_ms": 0.0 if profiler else guards.background_cpu_ms(),
             "child_processes": guards.child_processes(),
             "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
