@@ -94,32 +94,27 @@ def parse_launchers(source: Path) -> list[Signature]:
 
 
 class Launcher:
-    """Calls one `extern "C"` function with tensors passed as device pointers.
-
-    The per-call path stays short: on a launch-bound call the wrapper's Python is timed with the kernel.
-    """
+    """Calls one `extern "C"` function with tensors passed as device pointers."""
 
     def __init__(self, function: ctypes._CFuncPtr, signature: Signature, backend: str) -> None:
         self._function = function
         self.signature = signature
         self._backend = backend
-        function.argtypes = [ctypes.c_void_p if p.kind in ("pointer", "stream") else _SCALARS[p.kind]
-                             for p in signature.params]
+        self._argtypes = [ctypes.c_void_p if p.kind in ("pointer", "stream") else _SCALARS[p.kind]
+                          for p in signature.params]
+        function.argtypes = self._argtypes
         function.restype = ctypes.c_int if signature.returns == "int" else None
-        self._arity = len(signature.params)
         self._appends_stream = bool(signature.params) and signature.params[-1].kind == "stream"
-        self._pointer_slots = frozenset(i for i, p in enumerate(signature.params) if p.kind == "pointer")
         self._on_backend = _ON_DEVICE[backend]
 
     def __call__(self, *args):
-        if self._appends_stream and len(args) == self._arity - 1:
+        params = self.signature.params
+        if self._appends_stream and len(args) == len(params) - 1:
             args = (*args, torch._C._cuda_getCurrentRawStream(torch.cuda.current_device()))
-        if len(args) != self._arity:
-            raise TypeError(f"{self.signature.name}() takes {self._arity} arguments "
-                            f"({', '.join(p.name for p in self.signature.params)}), got {len(args)}")
-        on_backend = self._on_backend
-        converted = [arg.data_ptr() if isinstance(arg, torch.Tensor) and on_backend(arg) and i in self._pointer_slots
-                     else self._convert(i, arg) for i, arg in enumerate(args)]
+        if len(args) != len(params):
+            raise TypeError(f"{self.signature.name}() takes {len(params)} arguments "
+                            f"({', '.join(p.name for p in params)}), got {len(args)}")
+        converted = [self._convert(arg, param) for arg, param in zip(args, params)]
         launch_counts[self.signature.name] += 1
         if profiling:
             with torch.profiler.record_function(f"kernelpilot::{self.signature.name}"):
@@ -129,17 +124,15 @@ class Launcher:
         if status:
             raise RuntimeError(f"{self.signature.name} returned error code {status}")
 
-    def _convert(self, slot: int, arg):
-        """Everything but a plain tensor on the right device in a pointer slot (the fast path)."""
-        if not isinstance(arg, torch.Tensor):
-            return arg
-        param = self.signature.params[slot]
-        if slot not in self._pointer_slots:
-            raise TypeError(f"{self.signature.name}: parameter '{param.name}' is not a pointer but got a tensor")
-        if not self._on_backend(arg):
-            raise TypeError(f"{self.signature.name}: '{param.name}' is on {arg.device}, "
-                            f"the kernels are built for {self._backend}")
-        return arg.data_ptr()
+    def _convert(self, arg, param: Param):
+        if isinstance(arg, torch.Tensor):
+            if param.kind != "pointer":
+                raise TypeError(f"{self.signature.name}: parameter '{param.name}' is not a pointer but got a tensor")
+            if not self._on_backend(arg):  # not arg.device.type: a device object per tensor per launch
+                raise TypeError(f"{self.signature.name}: '{param.name}' is on {arg.device}, "
+                                f"the kernels are built for {self._backend}")
+            return arg.data_ptr()
+        return arg
 
 
 _ON_DEVICE = {"cuda": lambda t: t.is_cuda, "cpu": lambda t: t.is_cpu}
