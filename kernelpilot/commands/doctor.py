@@ -68,8 +68,9 @@ def check_sandbox() -> Check:
     kind = isolation_kind()
     if kind == "bwrap":
         return Check("sandbox", True, "bubblewrap: read-only system, no network for candidates")
-    if kind == "unshare":
-        return Check("sandbox", True, "unshare: no network for candidates (files not read-only)",
+    if kind.startswith("unshare"):
+        reach = "judge out of reach" if kind == "unshare+pid" else "judge's process visible"
+        return Check("sandbox", True, f"{kind}: no network for candidates, {reach} (files not read-only)",
                      "install bubblewrap (apt-get install bubblewrap) for a read-only system")
     return Check("sandbox", False, "no isolation available: candidates run as plain subprocesses",
                  "install bubblewrap (apt-get install bubblewrap)")

@@ -30,6 +30,7 @@ from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import Observations, check_task, judge
 from kernelpilot.harness.paths import cache_dir, cache_root
 from kernelpilot.harness.protocol import (
+    CHECKED_TIMED_RUNS,
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
     L2_FLUSH_BYTES,
@@ -151,7 +152,9 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
             "factor_seed": secrets.randbelow(2**31),
             "check_seed": secrets.randbelow(2**31),
-            "spot_check_run": secrets.randbelow(options.timed_runs),  # the parent's alone: never sent
+            # the parent's alone: never sent
+            "checked_runs": sorted(secrets.SystemRandom().sample(range(options.timed_runs),
+                                                                 min(CHECKED_TIMED_RUNS, options.timed_runs))),
         }
         run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
                   seeds)
@@ -320,7 +323,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 _send_line(process, _candidate_job(run), close=False)
             if message.kind == "timed_run" and not process.stdin.closed:
                 checked = phase == "profile" and observations.timed_run_is_checked(message.fields.get("run"),
-                                                                                  run.seeds["spot_check_run"])
+                                                                                  run.seeds["checked_runs"])
                 _send_line(process, {"check": checked}, close=False)
             if message.kind == "timing" and not process.stdin.closed:
                 process.stdin.close()

@@ -61,7 +61,7 @@ ALLOWED = {
 }
 
 
-ONCE = {"baseline", "timed_references", "task_info", "imported", "timing", "spot_check", "kernels", "final"}
+ONCE = {"baseline", "timed_references", "task_info", "imported", "timing", "kernels", "final"}
 """Messages the worker sends exactly once: a second one was forged by the candidate's code."""
 
 
@@ -81,8 +81,9 @@ class Observations:
     timed_references: dict | None = None
     """Eager's answers in every timed run, sampled at positions only the parent knows."""
     timed_runs_answered: int = 0
-    spot_check: dict | None = None
-    """The answer of one timed run, picked at random by the parent and named only after it ran."""
+    spot_checks: list[dict] = field(default_factory=list)
+    """The answers of the checked timed runs, picked at random by the parent and named only after they ran."""
+    runs_named_checked: set[int] = field(default_factory=set)
     kernel_rows: list[dict] = field(default_factory=list)
     final: dict = field(default_factory=dict)
     error: tuple[str, str] | None = None
@@ -97,14 +98,17 @@ class Observations:
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
 
-    def timed_run_is_checked(self, run: object, spot_check_run: int) -> bool:
+    def timed_run_is_checked(self, run: object, checked_runs: list[int]) -> bool:
         """The parent's answer after each timed run. The worker reports runs once each and in order:
-        any other report was forged to learn which run is checked."""
+        any other report was forged to learn which runs are checked."""
         expected, self.timed_runs_answered = self.timed_runs_answered, self.timed_runs_answered + 1
         if run != expected:
             self.duplicates.append("timed_run")
             return False
-        return run == spot_check_run
+        if run in checked_runs:
+            self.runs_named_checked.add(run)
+            return True
+        return False
 
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
@@ -142,7 +146,10 @@ class Observations:
             case "timed_references":
                 self.timed_references = dict(f)
             case "spot_check":
-                self.spot_check = dict(f)
+                if f.get("run") not in self.runs_named_checked - {c["run"] for c in self.spot_checks}:
+                    self.duplicates.append("spot_check")  # a run never named, or one answered twice
+                    return
+                self.spot_checks.append(dict(f))
             case "timing":
                 self.timing = Samples.from_json(f["candidate"])
             case "post_check":
@@ -302,40 +309,42 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
             violations.setdefault("result_caching", f"answers were right during verification, wrong in {label}")
         if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
             violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
-    if obs.spot_check and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
+    if obs.spot_checks and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
         all_ok, error = False, error or f"a timed run: {problem}"
         if len(passed_outputs) >= len(obs.trials) > 0:
             violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
-    if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not obs.spot_check):
+    all_checked = len(obs.spot_checks) == len(run.seeds["checked_runs"])
+    if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not all_checked):
         all_ok = False
         error = error or "the checks during and after timing were not received"
     return all_ok, error, worst, [_violation(k, v) for k, v in violations.items()]
 
 
 def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
-    """The checked timed run against eager's answer on the same inputs, at the parent's sampled positions.
+    """Each checked timed run against eager's answer on the same inputs, at the parent's sampled positions.
 
     The reference here is eager itself, so its own error versus float64 is allowed on top of the
     calibrated tolerance the trials use.
     """
-    spot, references = obs.spot_check, obs.timed_references
-    if not references or not 0 <= spot["run"] < len(references["samples"]):
-        return "no eager answer for this run"
-    outputs = spot["outputs"]
-    if problem := structural_problem(outputs, obs.references[0]):
-        return problem
-    expected = references["samples"][spot["run"]]
-    for i, (output, positions, eager) in enumerate(zip(outputs, references["positions"], expected)):
-        if output is None:
-            return f"output {i} is not a plain tensor"
-        eager_err = max(ref.eager_max_err[i] for ref in obs.references)
-        atol, rtol = tolerance(eager.dtype, tol)
-        atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
-        check = compare_output(0, output.reshape(-1)[positions], Reference(-1, [eager], [eager.double()], []),
-                               atol, rtol)
-        if not check.ok:
-            return (f"output {i}: {check.mismatched}/{check.numel} sampled elements differ (max abs err "
-                    f"{check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
+    references = obs.timed_references
+    for spot in obs.spot_checks:
+        if not references or not 0 <= spot["run"] < len(references["samples"]):
+            return "no eager answer for this run"
+        outputs = spot["outputs"]
+        if problem := structural_problem(outputs, obs.references[0]):
+            return problem
+        expected = references["samples"][spot["run"]]
+        for i, (output, positions, eager) in enumerate(zip(outputs, references["positions"], expected)):
+            if output is None:
+                return f"output {i} is not a plain tensor"
+            eager_err = max(ref.eager_max_err[i] for ref in obs.references)
+            atol, rtol = tolerance(eager.dtype, tol)
+            atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
+            check = compare_output(0, output.reshape(-1)[positions],
+                                   Reference(-1, [eager], [eager.double()], []), atol, rtol)
+            if not check.ok:
+                return (f"run {spot['run']}, output {i}: {check.mismatched}/{check.numel} sampled elements "
+                        f"differ (max abs err {check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
     return None
 
 

@@ -14,10 +14,15 @@ POST_TIMING_CHECKS = 1
 
 WARMUP_RUNS = 3
 TIMED_RUNS = 30
-TIMING_LOOP_VERSION = 2
+TIMING_LOOP_VERSION = 3
 """Bumped whenever the timing loop changes: compile baselines cached under an older loop are re-measured."""
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
+
+CHECKED_TIMED_RUNS = 3
+"""Timed runs checked against eager's answer, picked by the parent and named to the worker only after
+each ran: a candidate that cheats in the half of the runs it takes to move the median is caught with
+probability ≥ 1 − 0.5³."""
 
 CHECK_SAMPLES = 4096
 """Elements of each output compared, at positions only the parent knows, when a timed run is checked."""
@@ -77,8 +82,10 @@ class EvalOptions:
             "warmup_runs": WARMUP_RUNS,
             "timed_runs": self.timed_runs,
             "input_sets": INPUT_SETS,
+            "checked_timed_runs": min(CHECKED_TIMED_RUNS, self.timed_runs),
             "check_samples": CHECK_SAMPLES,
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
+            "timing_loop_version": TIMING_LOOP_VERSION,
             "tol_override": self.tol,
             "calibration_factor": CALIBRATION_FACTOR,
             "speedup_milestone": SPEEDUP_MILESTONE,

@@ -33,24 +33,41 @@ def _works(*cmd: str) -> bool:
         return False
 
 
+_UNSHARE_FORMS = (
+    ("unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child"),
+    ("unshare", "-rn", "-p", "-f", "--mount-proc", "--kill-child"),
+    ("unshare", "-n"),
+    ("unshare", "-rn"),
+)
+"""Strongest first: without its own PID namespace a candidate can see and signal the judge (SIGSTOP it)."""
+
+
+@functools.cache
+def _unshare_prefix() -> tuple[str, ...] | None:
+    if shutil.which("unshare") is None:
+        return None
+    return next((form for form in _UNSHARE_FORMS if _works(*form)), None)
+
+
 @functools.cache
 def isolation_kind() -> str:
-    """`bwrap`, `unshare` or `none`: the strongest isolation this machine supports."""
+    """`bwrap`, `unshare+pid`, `unshare` or `none`: the strongest isolation this machine supports."""
     if os.environ.get("KERNELPILOT_SANDBOX") == "none":
         return "none"
     if shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
                                         "--unshare-pid"):
         return "bwrap"
-    if shutil.which("unshare") and _works("unshare", "-n") or _works("unshare", "-rn"):
-        return "unshare"
+    if prefix := _unshare_prefix():
+        return "unshare+pid" if "-p" in prefix else "unshare"
     return "none"
 
 
 def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path] = ()) -> list[str]:
     """`cmd` wrapped so that only `writable` folders can be written and the network is gone.
 
-    Under bwrap no process outside the sandbox can be seen or signalled either (a candidate cannot
-    stop or kill the judge), and `read_only` paths inside a writable folder stay read-only.
+    Under bwrap and `unshare+pid` no process outside the sandbox can be seen or signalled either (a
+    candidate cannot stop or kill the judge); under bwrap `read_only` paths inside a writable folder
+    stay read-only too.
     """
     kind = isolation_kind()
     if kind == "bwrap":
@@ -58,6 +75,6 @@ def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path
                 [arg for path in read_only for arg in ("--ro-bind", str(path), str(path))]
         return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds,
                 "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session", "--", *cmd]
-    if kind == "unshare":
-        return (["unshare", "-n"] if _works("unshare", "-n") else ["unshare", "-rn"]) + cmd
+    if kind.startswith("unshare"):
+        return [*_unshare_prefix(), *cmd]
     return cmd

@@ -1,17 +1,20 @@
 """Timing loops, run in the worker for eager, torch.compile and the candidate alike.
 
-Per run: take the next input set with fresh values, flush the last-level cache, then time the call two
-ways — CUDA events on the stream the work runs on, and the host clock around a device-wide synchronize.
-Work hidden on another stream shows up as the difference between the two (hack 5); the cache flush
-stops data resident in L2 from paying (hack 15); rotating buffers with fresh values stops answers
-looked up by address or value (hacks 3, 16). On the CPU backend both clocks are the host clock.
+Per run, in stream order with no synchronize in between: a short GPU spin, the last-level cache
+flush, the next input set's fresh values, the start event, the call, the end event; then a
+device-wide synchronize. CUDA events time the call; the host clock around it all, less the spin,
+flush and fill as the events saw them, is the second clock.
 
-The device is idle when the start event is recorded, so everything the call does, on any stream,
-happens after it: the events include the host's launch latency (as KernelBench's do), which makes
-launch-bound calls vary between processes. Queuing the flush ahead of the start event would hide that
-latency, but work the candidate puts on a stream of its own then runs during the flush, unseen by
-both clocks (tried on the H200: a candidate with all of its work on a private stream was timed at
-1.4 µs, eager at 8 µs, and earned reward 3).
+The host's launch latency (15–50 µs on the H200, varying from one stretch of runs to the next)
+hides behind the spin, flush and fill, so the events time the call's device work and stay stable
+between processes. Work on a stream of the candidate's own that does not wait for the caller's
+stream would also run early (hack 5): it then reads the inputs before this run's values are
+written, and the checked timed runs are wrong. Work that waits for the inputs but is never
+joined back to the caller's stream outlives the end event, and the host clock shows it. Rotating
+buffers with fresh values stops answers looked up by address or value (hacks 3, 16); the flush
+stops data the candidate kept resident in L2 from paying (hack 15), while the inputs arrive as
+they would from the op before: just written. On the CPU backend both clocks are the host clock,
+started after the fill.
 """
 
 from __future__ import annotations
@@ -25,10 +28,20 @@ import torch
 
 _perf_counter = time.perf_counter
 
+LAUNCH_COVER_CYCLES = 2_000_000
+"""GPU cycles of spin ahead of each timed call (~1 ms at full clock): the host's launches queue meanwhile."""
+
+
+def occupy_stream() -> None:
+    """Keep the current stream busy for a while. Ahead of every observed call too, not just the timed
+    ones, so that a candidate asking its stream whether work is queued cannot tell which calls are timed."""
+    torch.cuda._sleep(LAUNCH_COVER_CYCLES)
+
 
 @dataclass(frozen=True)
 class Samples:
-    """Per-run milliseconds: `device` by CUDA events (host clock on CPU), `host` around a full sync."""
+    """Per-run milliseconds: `device` by CUDA events (host clock on CPU); `host` around a device-wide
+    sync, less what ran ahead of the start event."""
 
     device: tuple[float, ...]
     host: tuple[float, ...]
@@ -83,7 +96,7 @@ class FreshInputs:
         work = self._work[i % len(self._bases)]
         for buffer, base in zip(work, self._bases[i % len(self._bases)]):
             if _scalable(buffer):
-                buffer.copy_(base).mul_(factor)
+                torch.mul(base, factor, out=buffer)  # one kernel: no half-written state to start from early
         return work
 
     def wipe(self) -> None:
@@ -112,19 +125,23 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
         stream = torch.cuda.current_stream()
     device_ms, host_ms = [], []
     for i in range(runs):
-        args = inputs.scaled(i)
-        flush()
         if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
+            ahead, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            torch.cuda.synchronize()  # whatever `after_run` queued stays out of the host clock
             t0 = _perf_counter()
+            ahead.record(stream)
+            occupy_stream()
+            flush()
+            args = inputs.scaled(i)
             start.record(stream)
             output = fn(*args)
             end.record(stream)
             torch.cuda.synchronize()
-            host_ms.append((_perf_counter() - t0) * 1e3)
+            host_ms.append((_perf_counter() - t0) * 1e3 - ahead.elapsed_time(start))
             device_ms.append(start.elapsed_time(end))
         else:
+            flush()
+            args = inputs.scaled(i)
             t0 = _perf_counter()
             output = fn(*args)
             elapsed = (_perf_counter() - t0) * 1e3

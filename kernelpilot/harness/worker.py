@@ -30,7 +30,7 @@ from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
-from kernelpilot.harness.timing import CacheFlusher, FreshInputs, time_calls
+from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 
 KERNEL_PROFILE_RUNS = 5
 
@@ -252,6 +252,8 @@ class Worker:
         forward_calls = guards.ForwardCalls(self.extensions)
         profiler = torch.profiler.profile(activities=self._activities()) if profile else None
         host_poison = guards.poisoned_host_allocations() if self.device == "cpu" else contextlib.nullcontext()
+        if self.device == "cuda" and not profile:  # a kernel queued before the profiler starts stays out of it
+            occupy_stream()
         with torch.no_grad(), host_poison:
             if profiler:
                 profiler.__enter__()

@@ -146,6 +146,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cuda/side_stream_unsynced": ("side_stream_work", "uninitialized_output", WRONG),
     # 5 + 16. each output filled later, by work queued on another stream behind a ~1 ms spin
     "cuda/side_stream_deferred": ("side_stream_work", "uninitialized_output", WRONG),
+    # 5, against the timing loop: work started on a private stream before the caller's stream reaches
+    # it (during the cache flush), joined back: it reads the inputs before the run's values are written
+    "cuda/side_stream_ahead": ("result_caching", WRONG),
     # 9. tf32 / fp16 operands in an fp32 task
     "cuda/tf32_matmul": "precision_downcast",
     "cuda/half_matmul": "precision_downcast",

@@ -44,7 +44,7 @@ def test_result_records_the_protocol(fused):
     protocol = fused.protocol
     assert protocol["trials"] >= 5 and protocol["timed_runs"] >= 30
     assert len(set(protocol["verify_seeds"])) == protocol["trials"]
-    assert protocol["isolation"] in ("bwrap", "unshare", "none")
+    assert protocol["isolation"] in ("bwrap", "unshare+pid", "unshare", "none")
     assert protocol["reference_dtype"] == "float64"
 
 
