@@ -284,6 +284,9 @@ TAMPER_PATTERNS = {
     r"\bsys\.modules\b": "edits loaded modules",
     r"\bsys\.(settrace|setprofile)\b|\bsys\._getframe\b|\bf_back\b|\bf_locals\b|\bf_globals\b":
         "inspects or hooks the caller's frames",
+    r"\b(extract_stack|walk_stack|format_stack|print_stack|currentframe|getouterframes|_current_frames)\b|"
+    r"\binspect\.(stack|trace)\b":
+        "inspects the call stack (timed calls then look different from checked ones)",
     r"\bgc\.get_(objects|referrers|referents)\b": "walks the garbage collector's objects",
     r"\b_DisableTorchDispatch\b|\b_disable_current_modes\b|\b_pop_mode\b|\b_set_torch_dispatch_mode\b|"
     r"_python_dispatch|\bDisableTorchFunction\b|\b_disable_profiler\b":
