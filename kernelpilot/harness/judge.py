@@ -206,7 +206,7 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("tensor_subclass", ", ".join(trial["subclassed"]))
         if trial.get("new_threads"):
             add("extra_threads", ", ".join(trial["new_threads"]))
-        if trial.get("background_cpu_ms", 0.0) > BACKGROUND_CPU_MS:
+        if (trial.get("background_cpu_ms") or 0.0) > BACKGROUND_CPU_MS:
             add("background_work", f"{trial['background_cpu_ms']:.0f} ms of CPU in other threads after forward")
         if trial.get("child_processes"):
             add("child_process", f"running: {', '.join(trial['child_processes'])}")

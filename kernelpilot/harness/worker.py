@@ -176,7 +176,7 @@ class Worker:
         with torch.no_grad():
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
-                               after_run=lambda run, output: (sampler(run, output), self.await_parent(run)))
+                               after_run=lambda run, output: self.sample_eager(sampler, run, output))
             self.channel.send("timed_references", positions=sampler.positions, samples=sampler.samples)
             sampler.wipe()
             schedules = [eager_inputs]
@@ -280,8 +280,8 @@ class Worker:
             "aliased": guards.aliased_outputs(tensors, inputs),
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
             # after a profiled call the profiler's own threads (CUPTI's buffer flush) burn CPU in this
-            # window: the unprofiled verify trials watch for work offloaded to threads
-            "background_cpu_ms": 0.0 if profiler else guards.background_cpu_ms(),
+            # window: not measured there; the unprofiled verify trials watch for work offloaded to threads
+            "background_cpu_ms": None if profiler else guards.background_cpu_ms(),
             "child_processes": guards.child_processes(),
             "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
@@ -333,6 +333,11 @@ class Worker:
         snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
         if self.await_parent(run).get("check") is True:
             self.channel.send("spot_check", run=run, outputs=host_copies(snapshot))
+
+    def sample_eager(self, sampler: OutputSampler, run: int, output: object) -> None:
+        """Keep eager's answers of a timed run for the checks, then wait like every timed run."""
+        sampler(run, output)
+        self.await_parent(run)
 
     def await_parent(self, run: int) -> dict:
         """Report a timed run and wait for the parent's word, after every timed run of eager, torch.compile
