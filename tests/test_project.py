@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,3 +47,28 @@ def test_unbuilt_verbs_say_so_in_one_line_with_exit_two():
                           text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2
     assert "not built yet" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_built_wheel_ships_the_skills_and_themes(tmp_path: Path):
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("kernelpilot", "skills", "themes"):
+        shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            str(source), "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    wheel = next((tmp_path / "dist").glob("kernelpilot-*.whl"))
+    target = tmp_path / "installed"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(target)
+    probe = ("import kernelpilot.agent.skills as s, kernelpilot.tui.themes as t; "
+             "print(s.SHIPPED.joinpath('cuda', 'SKILL.md').is_file(), sorted(p.name for p in t.SHIPPED_THEMES.iterdir()), "
+             "s.SHIPPED)")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(target)}, cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("True ['kernelpilot-dark.toml', 'kernelpilot-high-contrast.toml', "
+                                   "'kernelpilot-light.toml']"), found.stdout
+    assert str(target) in found.stdout  # read from the installed wheel, not from this repository

@@ -13,7 +13,7 @@ from pathlib import Path
 from kernelpilot.errors import UsageError
 
 SKILL_FILE = "SKILL.md"
-SHIPPED = Path(__file__).resolve().parents[2] / "skills"
+SHIPPED = Path(__file__).resolve().parents[1] / "shipped" / "skills"
 
 
 def skill_dirs() -> list[Path]:

@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-SHIPPED_THEMES = Path(__file__).resolve().parents[2] / "themes"
+SHIPPED_THEMES = Path(__file__).resolve().parents[1] / "shipped" / "themes"
 DEFAULT_THEME = "kernelpilot-dark"
 _THEME_FIELDS = {f.name for f in fields(Theme)}
 
