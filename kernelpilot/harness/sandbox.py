@@ -52,10 +52,11 @@ def _unshare_prefix() -> tuple[str, ...] | None:
 @functools.cache
 def isolation_kind() -> str:
     """`bwrap`, `unshare+pid`, `unshare` or `none`: the strongest isolation this machine supports."""
-    if os.environ.get("KERNELPILOT_SANDBOX") == "none":
+    forced = os.environ.get("KERNELPILOT_SANDBOX")  # `none`, or `unshare` to skip bwrap (tests, debugging)
+    if forced == "none":
         return "none"
-    if shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
-                                        "--unshare-pid"):
+    if forced != "unshare" and shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
+                                                                "--unshare-net", "--unshare-pid"):
         return "bwrap"
     if prefix := _unshare_prefix():
         return "unshare+pid" if "-p" in prefix else "unshare"

@@ -130,3 +130,21 @@ def test_scratch_left_by_a_killed_evaluation_is_removed_by_the_next():
     finally:
         shutil.rmtree(orphan, ignore_errors=True)
         shutil.rmtree(live, ignore_errors=True)
+
+
+def _unshare_with_pid_namespace() -> bool:
+    command = ["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "true"]
+    return shutil.which("unshare") is not None and subprocess.run(command, capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("sandbox", ["strongest", "unshare"])
+def test_the_candidate_cannot_see_the_judge(sandbox, monkeypatch):
+    if sandbox == "unshare":
+        if not _unshare_with_pid_namespace():
+            pytest.skip("unshare cannot make a PID namespace here")
+        monkeypatch.setenv("KERNELPILOT_SANDBOX", "unshare")  # the GPU images' fallback: no bwrap
+    done = kernelpilot("eval", str(SMALL), str(CASES / "sees_the_judge.py"), "--device", "cpu", "--json")
+    result = json.loads(done.stdout)
+    assert result["reward"] >= 1, result["error"]
+    if sandbox == "unshare":
+        assert result["protocol"]["isolation"] == "unshare+pid"

@@ -1,0 +1,50 @@
+"""An honest kernel that first looks for the judge: it refuses to load if any process above it is the
+`kernelpilot eval` that will judge it (that process could then be stopped, killed or read)."""
+
+import os
+
+import torch
+
+from kernelpilot.harness.kernels import load_kernel_sources
+
+
+def ancestors(pid: int):
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                yield pid, cmdline.read().split(b"\0")
+        except OSError:
+            return
+
+
+for pid, argv in ancestors(os.getpid()):
+    if any(arg.endswith(b"kernelpilot") for arg in argv) and b"eval" in argv:
+        raise RuntimeError(f"the judge is visible as process {pid}")
+
+ops = load_kernel_sources({
+    "relu_bias_scale.cpp": r'''
+#include <cstdint>
+extern "C" void relu_bias_scale(const float* x, const float* bias, float* out, int64_t rows, int64_t cols,
+                                float scale) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = x[r * cols + c] + bias[c];
+      out[r * cols + c] = (v > 0.f ? v : 0.f) * scale;
+    }
+}
+''',
+})
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, cols: int, scale: float):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.empty(cols))
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        ops.relu_bias_scale(x, self.bias, out, x.shape[0], x.shape[1], self.scale)
+        return out
