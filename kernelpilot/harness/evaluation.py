@@ -30,7 +30,6 @@ from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import Observations, check_task, judge
 from kernelpilot.harness.paths import cache_dir, cache_root
 from kernelpilot.harness.protocol import (
-    CHECKED_TIMED_RUNS,
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
     L2_FLUSH_BYTES,
@@ -154,7 +153,7 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "check_seed": secrets.randbelow(2**31),
             # the parent's alone: never sent
             "checked_runs": sorted(secrets.SystemRandom().sample(range(options.timed_runs),
-                                                                 min(CHECKED_TIMED_RUNS, options.timed_runs))),
+                                                                 options.checked_timed_runs)),
         }
         run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
                   seeds)

@@ -75,6 +75,10 @@ class EvalOptions:
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the candidate's process (after secrets are scrubbed)."""
 
+    @property
+    def checked_timed_runs(self) -> int:
+        return min(CHECKED_TIMED_RUNS, self.timed_runs)
+
     def describe(self) -> dict:
         return {
             "trials": self.trials,
@@ -82,7 +86,7 @@ class EvalOptions:
             "warmup_runs": WARMUP_RUNS,
             "timed_runs": self.timed_runs,
             "input_sets": INPUT_SETS,
-            "checked_timed_runs": min(CHECKED_TIMED_RUNS, self.timed_runs),
+            "checked_timed_runs": self.checked_timed_runs,
             "check_samples": CHECK_SAMPLES,
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
             "timing_loop_version": TIMING_LOOP_VERSION,

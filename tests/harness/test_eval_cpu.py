@@ -14,6 +14,7 @@ import pytest
 
 from kernelpilot.harness import EvalOptions, evaluate
 from kernelpilot.harness.evaluation import SCRATCH_PREFIX, scratch_parent
+from kernelpilot.harness.sandbox import _unshare_prefix
 
 CASES = Path(__file__).parent / "cases"
 TASK = CASES / "relu_scale.py"
@@ -132,15 +133,10 @@ def test_scratch_left_by_a_killed_evaluation_is_removed_by_the_next():
         shutil.rmtree(live, ignore_errors=True)
 
 
-def _unshare_with_pid_namespace() -> bool:
-    command = ["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "true"]
-    return shutil.which("unshare") is not None and subprocess.run(command, capture_output=True).returncode == 0
-
-
 @pytest.mark.parametrize("sandbox", ["strongest", "unshare"])
 def test_the_candidate_cannot_see_the_judge(sandbox, monkeypatch):
     if sandbox == "unshare":
-        if not _unshare_with_pid_namespace():
+        if "-p" not in (_unshare_prefix() or ()):
             pytest.skip("unshare cannot make a PID namespace here")
         monkeypatch.setenv("KERNELPILOT_SANDBOX", "unshare")  # the GPU images' fallback: no bwrap
     done = kernelpilot("eval", str(SMALL), str(CASES / "sees_the_judge.py"), "--device", "cpu", "--json")
