@@ -19,7 +19,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from kernelpilot.errors import KernelpilotError
 from kernelpilot.session.accept import FORMS, Project
@@ -37,11 +37,11 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
+from kernelpilot.session.store import CandidateRecord, best_of
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
 from kernelpilot.tui.messages import (
-    BestChanged,
     CandidateLoaded,
     SessionEventsWaiting,
     SessionFinished,
@@ -52,6 +52,7 @@ from kernelpilot.tui.widgets.candidates import CandidatesTable
 from kernelpilot.tui.widgets.compile_log import CompileLog
 from kernelpilot.tui.widgets.correctness import CorrectnessView
 from kernelpilot.tui.widgets.diff_view import DiffView
+from kernelpilot.tui.widgets.footer import KeyFooter
 from kernelpilot.tui.widgets.gpu_panel import GpuPanel
 from kernelpilot.tui.widgets.kernel_view import KernelView
 from kernelpilot.tui.widgets.timing import TimingView
@@ -117,11 +118,11 @@ class KernelpilotApp(App[int]):
         self.accept_form = load_state().get("accept_form", "workspace")
         self.turns = 0
         self.cost_usd = 0.0
-        self.title_parts: list[str] = []
         self._inbox: deque[SessionEvent] = deque()
         self._inbox_lock = threading.Lock()
         self._inbox_signalled = False
         self._shown_state = ""
+        self._shown_status = ""
         self.session_done = threading.Event()
         themes, self._theme_problems = load_themes()
         for theme in themes:
@@ -133,6 +134,7 @@ class KernelpilotApp(App[int]):
         yield Header()
         with Horizontal(id="body"):
             with Vertical(id="left"):
+                yield Static(id="status")
                 yield Transcript(id="transcript")
                 yield Input(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
                             disabled=self.read_only)
@@ -151,7 +153,7 @@ class KernelpilotApp(App[int]):
                         yield CompileLog(id="build-log")
                     with TabPane(VIEWS["gpu"], id="tab-gpu"):
                         yield GpuPanel(interval=self.gpu_interval, id="gpu")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # Modules (torch's among them) and the widget tree live as long as the app: out of the cyclic
@@ -213,7 +215,7 @@ class KernelpilotApp(App[int]):
         match event:
             case SessionStarted():
                 self.project = Project(self.task_path or Path(event.task_path), event.session_id)
-                self.title_parts = [Path(event.task_path).name, event.model, event.device]
+                self.sub_title = " · ".join([Path(event.task_path).name, event.model, event.device])
             case TokenDelta():
                 transcript.add_tokens(event.turn, event.text)
             case LLMTurn():
@@ -240,9 +242,13 @@ class KernelpilotApp(App[int]):
             self._show_status()
 
     def _show_status(self) -> None:
-        """The title line (turn, cost, state), and the footer's bindings, which depend on the state."""
+        """The status line (turn, cost, state), and the footer's bindings, which depend on the state.
+        Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
         state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        self.sub_title = " · ".join([*self.title_parts, f"turn {self.turns}", f"${self.cost_usd:.2f}", state])
+        status = f"turn {self.turns} · ${self.cost_usd:.2f} · {state}"
+        if status != self._shown_status:
+            self._shown_status = status
+            self.query_one("#status", Static).update(status, layout=False)
         if state != self._shown_state:  # the footer redraws all its keys: only when what applies changes
             self._shown_state = state
             self.refresh_bindings()
@@ -255,16 +261,8 @@ class KernelpilotApp(App[int]):
         self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{speedup}")
         self.query_one(TimingView).set_history(
             [(r.speedup_vs_compile or 0.0) if r.passed else 0.0 for r in table.results.values()])
-        self.find_best()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="best")
-    def find_best(self) -> None:
-        best = self.driver.best()
-        self.post_message(BestChanged(best.candidate_id if best else None))
-
-    @on(BestChanged)
-    def _on_best_changed(self, message: BestChanged) -> None:
-        self.query_one(CandidatesTable).set_best(message.candidate_id)
+        best = best_of([CandidateRecord(i, table.commits[i], r) for i, r in table.results.items()])
+        table.set_best(best.candidate_id if best else None)  # with the new row, in one redraw of the table
 
     @on(SessionFinished)
     def _on_session_finished(self, message: SessionFinished) -> None:

@@ -5,12 +5,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 
-class CandidateRecordLike(Protocol):
-    candidate_id: int
-    commit: str
-    result: Any
-
-
 class SessionDriver(Protocol):
     session_id: str
 
@@ -20,6 +14,5 @@ class SessionDriver(Protocol):
     def resume(self) -> None: ...
     def stop(self) -> None: ...
     def answer_permission(self, request_id: str, answer: str) -> None: ...
-    def best(self) -> CandidateRecordLike | None: ...
     def files_at(self, commit: str) -> dict[str, str]: ...
     def record_decision(self, decision: str, candidate_id: int | None, detail: dict) -> None: ...

@@ -26,8 +26,3 @@ class CandidateLoaded(Message):
     files: dict[str, str]
     previous: dict[str, str]
     best: dict[str, str]
-
-
-@dataclass
-class BestChanged(Message):
-    candidate_id: int | None

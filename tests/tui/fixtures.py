@@ -115,13 +115,6 @@ def script(task_path: str) -> list[SessionEvent]:
 
 
 @dataclass
-class Record:
-    candidate_id: int
-    commit: str
-    result: EvalResult
-
-
-@dataclass
 class ScriptedSession:
     """Plays `events` through `on_event` like the controller; `before_evaluation` runs in the session thread
     before each evaluation is reported, as the harness would."""
@@ -159,9 +152,6 @@ class ScriptedSession:
 
     def answer_permission(self, request_id: str, answer: str) -> None:
         self.permissions.append((request_id, answer))
-
-    def best(self) -> Record | None:
-        return Record(3, "c3", results()[3])
 
     def files_at(self, commit: str) -> dict[str, str]:
         return dict(FILES[commit])

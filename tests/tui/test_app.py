@@ -20,6 +20,7 @@ from kernelpilot.tui.gpu import GpuSample
 from kernelpilot.tui.widgets.candidates import CandidatesTable
 from kernelpilot.tui.widgets.diff_view import DiffView
 from kernelpilot.tui.widgets.gpu_panel import describe
+from kernelpilot.tui.widgets.transcript import Transcript
 
 SIZE = (160, 48)
 
@@ -141,6 +142,34 @@ async def test_chosen_hunks_only_and_undo(project):
         assert not app.check_action("undo", ())
 
 
+def transcript_lines(app: KernelpilotApp) -> list[str]:
+    """The transcript's visible lines, as drawn."""
+    transcript = app.query_one(Transcript)
+    return [transcript.render_line(y).text.rstrip() for y in range(transcript.scrollable_content_region.height)]
+
+
+async def test_tool_calls_stay_folded_until_clicked_or_opened_with_enter(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        folded = "▶ ✓ write kernels/relu_bias_scale.cpp"
+        assert folded in transcript_lines(app) and "wrote 9 lines" not in transcript_lines(app)
+
+        await pilot.click(Transcript, offset=(3, transcript_lines(app).index(folded)))
+        await pilot.pause(0.1)
+        shown = transcript_lines(app)
+        assert "▼ ✓ write kernels/relu_bias_scale.cpp" in shown and "wrote 9 lines" in shown
+        assert '  "path": "kernels/relu_bias_scale.cpp"' in shown
+
+        await pilot.press("enter")  # the clicked call is selected and the transcript has the focus
+        await pilot.pause(0.1)
+        assert folded in transcript_lines(app) and "wrote 9 lines" not in transcript_lines(app)
+
+        await pilot.press("up", "enter")  # up from the only call stays on it
+        await pilot.pause(0.1)
+        assert "wrote 9 lines" in transcript_lines(app)
+
+
 async def test_steering_goes_to_a_running_session_only(project):
     started = threading.Event()
     app, sessions = make_app(project, started=started)
@@ -150,7 +179,7 @@ async def test_steering_goes_to_a_running_session_only(project):
         assert sessions[0].steered == ["use float4"]
         started.set()
         await settle(pilot)
-        assert "you › use float4" in [str(w.render()) for w in app.query(".user")]
+        assert "you › use float4" in [entry.text for entry in app.query_one(Transcript).entries if entry.kind == "user"]
         assert app.query_one("#steer").disabled and not app.check_action("focus_steer", ())
 
 

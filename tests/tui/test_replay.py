@@ -18,6 +18,7 @@ from kernelpilot.session.store import LOG_NAME
 from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.widgets.candidates import CandidatesTable
 from kernelpilot.tui.widgets.diff_view import DiffView
+from kernelpilot.tui.widgets.transcript import Transcript
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "relu_bias"
 
@@ -55,7 +56,8 @@ async def test_steering_message_joins_the_agents_next_turn(project):
         app.driver.resume()
         await settle(pilot)
         events = session_log(app)
-        assert [str(w.render()) for w in app.query(".user")] == ["you › prefer float4 loads"]
+        assert [entry.text for entry in app.query_one(Transcript).entries if entry.kind == "user"] == [
+            "you › prefer float4 loads"]
     assert [e.text for e in events if isinstance(e, UserMessage)] == ["prefer float4 loads"]
     first_turn = next(e for e in events if isinstance(e, LLMTurn))
     assert first_turn.messages[-1] == {"role": "user", "content": "prefer float4 loads"}
