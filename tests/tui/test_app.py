@@ -12,6 +12,7 @@ from conftest import settle
 from fixtures import FILES, ScriptedSession, script
 from rich.console import Console
 from textual.content import Content
+from textual.widgets._footer import FooterKey
 
 from kernelpilot.session.events import PermissionAsked, SessionStarted
 from kernelpilot.tui.app import KernelpilotApp
@@ -54,6 +55,10 @@ def text_of(app: KernelpilotApp, selector: str) -> str:
     content = app.query_one(selector).content
     console.print(content if not isinstance(content, Content) else str(content))
     return console.export_text()
+
+
+def footer_key(app: KernelpilotApp, action: str) -> FooterKey:
+    return next(key for key in app.query(FooterKey) if key.action == action)
 
 
 async def select(pilot, candidate_id: int) -> None:
@@ -112,8 +117,12 @@ async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_no
     app, sessions = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        await select(pilot, 3)
+        accept_key = footer_key(app, "accept")
+        assert not accept_key.disabled
         await select(pilot, 2)
         assert not app.check_action("accept", ())
+        assert footer_key(app, "accept") is accept_key and accept_key.disabled  # greyed out in place
         await pilot.press("a", "r")
         await settle(pilot)
         assert str(app.query_one(CandidatesTable).get_cell("2", "mark")) == "rejected"
