@@ -69,9 +69,11 @@ def check_sandbox() -> Check:
     if kind == "bwrap":
         return Check("sandbox", True, "bubblewrap: read-only system, no network for candidates")
     if kind.startswith("unshare"):
-        reach = "judge out of reach" if kind == "unshare+pid" else "judge's process visible"
-        return Check("sandbox", True, f"{kind}: no network for candidates, {reach} (files not read-only)",
-                     "install bubblewrap (apt-get install bubblewrap) for a read-only system")
+        reach = "judge out of reach" if "+pid" in kind else "judge's process visible"
+        files = "read-only system" if kind.endswith("+ro") else "files not read-only"
+        complete = "+pid" in kind and kind.endswith("+ro")
+        return Check("sandbox", True, f"{kind}: no network for candidates, {reach}, {files}",
+                     "" if complete else "install bubblewrap (apt-get install bubblewrap) for full isolation")
     return Check("sandbox", False, "no isolation available: candidates run as plain subprocesses",
                  "install bubblewrap (apt-get install bubblewrap)")
 

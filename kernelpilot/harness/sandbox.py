@@ -1,7 +1,8 @@
 """Isolation for processes that run agent-written code: read-only system, no network, no secrets.
 
-bubblewrap where it works (as Claude Code does on Linux), else `unshare` namespaces (the GPU
-images have no bwrap), else a plain subprocess — and every result says which one was in force.
+bubblewrap where it works (as Claude Code does on Linux), else `unshare` namespaces with read-only
+remounts (the GPU images have no bwrap), else a plain subprocess — and every result says which one
+was in force.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -42,33 +44,65 @@ _UNSHARE_FORMS = (
 """Strongest first: without its own PID namespace a candidate can see and signal the judge (SIGSTOP it)."""
 
 
+def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
+    """A shell script for a fresh mount namespace that makes what bwrap's binds make: every mount
+    read-only but /dev, /proc and /sys, `writable` bound back writable and `read_only` inside it
+    read-only again. Then it drops every capability before running the command, so that the
+    candidate (root in the namespace, or root outright on a GPU machine) cannot remount."""
+    def binds(paths: Iterable[Path], mode: str) -> list[str]:
+        quoted = [shlex.quote(str(path)) for path in paths]
+        return [line for path in quoted for line in (f"mount --bind {path} {path}",
+                                                     f"mount -o remount,bind,{mode} {path}")]
+
+    return "\n".join([
+        "set -e",
+        "mount --make-rprivate /",
+        "awk '{print $5}' /proc/self/mountinfo | while read -r m; do",
+        '  m=$(printf %b "$m")',
+        '  case "$m" in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
+        '  mount -o remount,bind,ro "$m"',
+        "done",
+        *binds(writable, "rw"),
+        *binds(read_only, "ro"),
+        'exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@"',
+    ])
+
+
 @functools.cache
-def _unshare_prefix() -> tuple[str, ...] | None:
+def unshare_form() -> tuple[tuple[str, ...], bool] | None:
+    """The strongest `unshare` that works here, and whether it also makes the file system read-only."""
     if shutil.which("unshare") is None:
         return None
-    return next((form for form in _UNSHARE_FORMS if _works(*form)), None)
+    for namespaces in _UNSHARE_FORMS:
+        if _works(*namespaces, "-m", "sh", "-c", _confinement([], []), "sh"):
+            return (*namespaces, "-m"), True
+        if _works(*namespaces):
+            return namespaces, False
+    return None
 
 
 @functools.cache
 def isolation_kind() -> str:
-    """`bwrap`, `unshare+pid`, `unshare` or `none`: the strongest isolation this machine supports."""
+    """`bwrap`, `unshare+pid+ro`, `unshare+pid`, `unshare+ro`, `unshare` or `none`: the strongest
+    isolation this machine supports (`pid`: the judge is out of reach; `ro`: the files are read-only)."""
     forced = os.environ.get("KERNELPILOT_SANDBOX")  # `none`, or `unshare` to skip bwrap (tests, debugging)
     if forced == "none":
         return "none"
     if forced != "unshare" and shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
                                                                 "--unshare-net", "--unshare-pid"):
         return "bwrap"
-    if prefix := _unshare_prefix():
-        return "unshare+pid" if "-p" in prefix else "unshare"
+    if form := unshare_form():
+        namespaces, read_only = form
+        return "unshare" + "+pid" * ("-p" in namespaces) + "+ro" * read_only
     return "none"
 
 
 def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path] = ()) -> list[str]:
     """`cmd` wrapped so that only `writable` folders can be written and the network is gone.
 
-    Under bwrap and `unshare+pid` no process outside the sandbox can be seen or signalled either (a
-    candidate cannot stop or kill the judge); under bwrap `read_only` paths inside a writable folder
-    stay read-only too.
+    Under bwrap and `unshare+pid…` no process outside the sandbox can be seen or signalled either (a
+    candidate cannot stop or kill the judge); `read_only` paths inside a writable folder stay
+    read-only too, except under a plain `unshare` or `unshare+pid`, where the files are not read-only.
     """
     kind = isolation_kind()
     if kind == "bwrap":
@@ -77,5 +111,8 @@ def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path
         return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds,
                 "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session", "--", *cmd]
     if kind.startswith("unshare"):
-        return [*_unshare_prefix(), *cmd]
+        namespaces, read_only_system = unshare_form()
+        if read_only_system:
+            return [*namespaces, "sh", "-c", _confinement(writable, read_only), "sh", *cmd]
+        return [*namespaces, *cmd]
     return cmd

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import kernelpilot as kernelpilot_package
 from kernelpilot.harness import EvalOptions, evaluate
 from kernelpilot.harness.evaluation import SCRATCH_PREFIX, scratch_parent
-from kernelpilot.harness.sandbox import _unshare_prefix
+from kernelpilot.harness.sandbox import unshare_form
 
 CASES = Path(__file__).parent / "cases"
 TASK = CASES / "relu_scale.py"
@@ -45,7 +46,7 @@ def test_result_records_the_protocol(fused):
     protocol = fused.protocol
     assert protocol["trials"] >= 5 and protocol["timed_runs"] >= 30
     assert len(set(protocol["verify_seeds"])) == protocol["trials"]
-    assert protocol["isolation"] in ("bwrap", "unshare+pid", "unshare", "none")
+    assert protocol["isolation"] in ("bwrap", "unshare+pid+ro", "unshare+pid", "unshare+ro", "unshare", "none")
     assert protocol["reference_dtype"] == "float64"
 
 
@@ -134,13 +135,19 @@ def test_scratch_left_by_a_killed_evaluation_is_removed_by_the_next():
 
 
 @pytest.mark.parametrize("sandbox", ["strongest", "unshare"])
-def test_the_candidate_cannot_see_the_judge(sandbox, monkeypatch):
+def test_the_candidate_can_neither_see_the_judge_nor_write_outside_its_scratch(sandbox, monkeypatch):
     if sandbox == "unshare":
-        if "-p" not in (_unshare_prefix() or ()):
-            pytest.skip("unshare cannot make a PID namespace here")
+        form = unshare_form()
+        if form is None or "-p" not in form[0] or not form[1]:
+            pytest.skip("unshare cannot make a PID namespace and a read-only system here")
         monkeypatch.setenv("KERNELPILOT_SANDBOX", "unshare")  # the GPU images' fallback: no bwrap
-    done = kernelpilot("eval", str(SMALL), str(CASES / "sees_the_judge.py"), "--device", "cpu", "--json")
-    result = json.loads(done.stdout)
-    assert result["reward"] >= 1, result["error"]
-    if sandbox == "unshare":
-        assert result["protocol"]["isolation"] == "unshare+pid"
+    mark = Path(kernelpilot_package.__file__).parent / "candidate_was_here"
+    try:
+        done = kernelpilot("eval", str(SMALL), str(CASES / "reaches_out.py"), "--device", "cpu", "--json")
+        result = json.loads(done.stdout)
+        assert result["reward"] >= 1, result["error"]
+        assert not mark.exists()
+        if sandbox == "unshare":
+            assert result["protocol"]["isolation"] == "unshare+pid+ro"
+    finally:
+        mark.unlink(missing_ok=True)

@@ -1,10 +1,14 @@
-"""An honest kernel that first looks for the judge: it refuses to load if any process above it is the
-`kernelpilot eval` that will judge it (that process could then be stopped, killed or read)."""
+"""An honest kernel that first reaches out of its sandbox, and refuses to load if it can: if any process
+above it is the `kernelpilot eval` that will judge it (that process could be stopped, killed or read),
+or if it can leave a file next to kernelpilot's own modules (it could rewrite the judge for every later
+evaluation)."""
 
 import os
+from pathlib import Path
 
 import torch
 
+import kernelpilot
 from kernelpilot.harness.kernels import load_kernel_sources
 
 
@@ -22,6 +26,14 @@ def ancestors(pid: int):
 for pid, argv in ancestors(os.getpid()):
     if any(arg.endswith(b"kernelpilot") for arg in argv) and b"eval" in argv:
         raise RuntimeError(f"the judge is visible as process {pid}")
+
+MARK = Path(kernelpilot.__file__).parent / "candidate_was_here"
+try:
+    MARK.write_text("rewritten\n")
+except OSError:
+    pass
+else:
+    raise RuntimeError(f"wrote {MARK}")
 
 ops = load_kernel_sources({
     "relu_bias_scale.cpp": r'''
