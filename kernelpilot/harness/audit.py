@@ -5,11 +5,17 @@ Two independent recorders, because a candidate that defeats one rarely defeats b
   methods, `torch.ops.aten`, names bound at import, ATen called from C++ inside an extension);
 - the profiler's ATen events (RecordFunction, in C++), which a Python-level trick cannot switch off.
 Monkey-patching `torch.nn.functional` (CUDA Agent's guard) misses most of these routes.
+
+Every call of the candidate's forward is watched, timed ones too: a candidate that counts calls, or
+asks whether it is watched, finds no call where PyTorch's compute goes unseen. The timed calls get the
+profiler alone, started once around the whole timing loop: ~3 µs per op inside a call, where the
+dispatch mode's Python costs 20–80 µs per call on the CPU.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import AbstractContextManager
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -60,3 +66,38 @@ def profiler_ops(profile: torch.profiler.profile) -> Counter[str]:
         if event.name.startswith("aten::"):
             ops[op_name(event.name)] += 1
     return ops
+
+
+WATCHED_CALL = "kernelpilot.watched_call"
+
+
+def watching_calls() -> torch.profiler.profile:
+    """The profiler for a timing loop: host events only (no CUPTI, nothing added on the device)."""
+    return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+
+
+def mark_call() -> AbstractContextManager:
+    """A range around one of the candidate's calls, entered and left outside its timed region: the ops
+    inside it are the candidate's, the flush and input fill between calls are the harness's."""
+    return torch.profiler.record_function(WATCHED_CALL)
+
+
+def watched_ops(profile: torch.profiler.profile) -> tuple[int, Counter[str]]:
+    """How many marked calls the profiler saw (fewer than ran: it was switched off), and the ATen ops
+    run inside them."""
+    calls, ops = 0, Counter()
+    for event in profile.events():
+        if event.name == WATCHED_CALL:
+            calls += 1
+        elif event.name.startswith("aten::") and _inside_watched_call(event):
+            ops[op_name(event.name)] += 1
+    return calls, ops
+
+
+def _inside_watched_call(event) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == WATCHED_CALL:
+            return True
+        parent = parent.cpu_parent
+    return False

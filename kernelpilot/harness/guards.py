@@ -291,6 +291,8 @@ TAMPER_PATTERNS = {
     r"\b_DisableTorchDispatch\b|\b_disable_current_modes\b|\b_pop_mode\b|\b_set_torch_dispatch_mode\b|"
     r"_python_dispatch|\bDisableTorchFunction\b|\b_disable_profiler\b":
         "switches off PyTorch's dispatch modes or profiler",
+    r"\b_len_torch_dispatch_stack\b|\b_get_dispatch_mode\b|\b_get_dispatch_stack_at\b|\b_profiler_enabled\b":
+        "asks whether PyTorch's dispatch modes or profiler are watching (audited calls then look different)",
     r"/proc/self|\bos\.(write|dup2?|fdopen)\b|\bos\.environ\[.KERNELPILOT": "writes to the harness's files or channel",
     r"\b__code__\b": "rewrites functions' code",
     r"\blaunch_counts\b|\bkernels\.profiling\b|\b_perf_counter\b|\b(Worker|Parent)Channel\b":

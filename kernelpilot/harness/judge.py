@@ -22,6 +22,7 @@ from kernelpilot.harness.protocol import (
     CALIBRATION_FACTOR,
     SIDE_STREAM_SLACK_FRAC,
     SIDE_STREAM_SLACK_MS,
+    WARMUP_RUNS,
 )
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.reward import milestone_reward
@@ -77,6 +78,9 @@ class Observations:
     imported: dict | None = None
     trials: list[dict] = field(default_factory=list)
     timing: Samples | None = None
+    timed_ops: dict[str, int] = field(default_factory=dict)
+    """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
+    watched_calls: object = None
     post_checks: list[dict] = field(default_factory=list)
     timed_references: dict | None = None
     """Eager's answers in every timed run, sampled at positions only the parent knows."""
@@ -152,6 +156,8 @@ class Observations:
                 self.spot_checks.append(dict(f))
             case "timing":
                 self.timing = Samples.from_json(f["candidate"])
+                self.timed_ops = dict(f.get("ops", {}))
+                self.watched_calls = f.get("watched_calls")
             case "post_check":
                 self.post_checks.append(dict(f))
             case "kernels":
@@ -188,6 +194,9 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", f"a second '{kind}' message was written to the harness's channel")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
+    if obs.timing is not None and obs.watched_calls != WARMUP_RUNS + run.options.timed_runs:
+        add("tampering", f"the profiler saw {obs.watched_calls} of the {WARMUP_RUNS + run.options.timed_runs} "
+                         "timed and warm-up calls (it was switched off)")
 
     observed = obs.trials + obs.post_checks
     if run.options.policy == "strict":
@@ -197,6 +206,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
                 add("op_audit", ", ".join(sorted(set(ops))))
             if trial.get("numpy_calls"):
                 add("op_audit", "numpy computed inside forward")
+        if ops := disallowed(obs.timed_ops):
+            add("op_audit", f"{', '.join(ops)} in the timed calls")
     for trial in observed:
         if trial.get("mutated"):
             add("input_mutation", f"inputs {trial['mutated']} changed")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -112,14 +113,19 @@ def _scalable(x: object) -> bool:
 
 
 def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs: int,
-               flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None) -> Samples:
+               flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
+               around: Callable[[], AbstractContextManager] = nullcontext) -> Samples:
     """Time `fn(*inputs)` `runs` times over fresh input values.
 
-    `after_run(run, output)` is called after each timed run, outside the timed region.
+    `after_run(run, output)` is called after each timed run, outside the timed region; `around()`
+    wraps each call, warm-up ones too, entered before the host clock starts (on CUDA the host's time
+    until the call's kernels are queued is hidden behind the spin anyway).
     """
     cuda = device == "cuda"
     for i in range(warmup):
-        fn(*inputs.scaled(i))
+        args = inputs.scaled(i)
+        with around():
+            fn(*args)
     if cuda:
         torch.cuda.synchronize()
         stream = torch.cuda.current_stream()
@@ -133,18 +139,20 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             occupy_stream()
             flush()
             args = inputs.scaled(i)
-            start.record(stream)
-            output = fn(*args)
-            end.record(stream)
+            with around():
+                start.record(stream)
+                output = fn(*args)
+                end.record(stream)
             torch.cuda.synchronize()
             host_ms.append((_perf_counter() - t0) * 1e3 - ahead.elapsed_time(start))
             device_ms.append(start.elapsed_time(end))
         else:
             flush()
             args = inputs.scaled(i)
-            t0 = _perf_counter()
-            output = fn(*args)
-            elapsed = (_perf_counter() - t0) * 1e3
+            with around():
+                t0 = _perf_counter()
+                output = fn(*args)
+                elapsed = (_perf_counter() - t0) * 1e3
             host_ms.append(elapsed)
             device_ms.append(elapsed)
         if after_run is not None:

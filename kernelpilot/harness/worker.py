@@ -26,7 +26,7 @@ import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.man
 
 from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels
-from kernelpilot.harness.audit import DispatchRecorder, profiler_ops
+from kernelpilot.harness.audit import DispatchRecorder, mark_call, profiler_ops, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
@@ -317,10 +317,11 @@ class Worker:
         self.enter("profile")
         job, device = self.job, self.device
         input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
-        with torch.no_grad():
+        with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
-                                 job["timed_runs"], self.flush, after_run=self.offer_for_check)
-        self.channel.send("timing", candidate=samples.to_json())
+                                 job["timed_runs"], self.flush, after_run=self.offer_for_check, around=mark_call)
+        calls, ops = watched_ops(watch)
+        self.channel.send("timing", candidate=samples.to_json(), ops=dict(ops), watched_calls=calls)
         for seed in job["post_seeds"]:
             buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
             observed = self.call(buffers, audit=True, profile=True)
