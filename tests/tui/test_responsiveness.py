@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from pathlib import Path
 
 from conftest import settle
 from fixtures import ScriptedSession, script
@@ -41,11 +42,11 @@ EARLIER_TOOL_CALLS = 300
 RUNS = 3
 
 
-def long_session(task: str) -> list:
-    """The scripted session, after 300 tool calls and with a turn streamed token by token."""
+def long_session(task: str, earlier_calls: int) -> list:
+    """The scripted session, after `earlier_calls` tool calls and with a turn streamed token by token."""
     events = script(task)
     events[4:4] = [TokenDelta(turn=2, text=f"token {i} ", ts=0.0) for i in range(200)]
-    events[4:4] = [event for i in range(EARLIER_TOOL_CALLS) for event in (
+    events[4:4] = [event for i in range(earlier_calls) for event in (
         ToolCall(turn=1, call_id=f"earlier-{i}", name="shell", arguments={"command": f"nvcc -c kernel_{i}.cu"}, ts=0.0),
         ToolResult(turn=1, call_id=f"earlier-{i}", name="shell", output="ok", ts=0.0))]
     return events
@@ -61,11 +62,12 @@ async def test_loop_never_blocks_for_more_than_50ms_during_slow_evaluations(tmp_
     raise AssertionError(f"the loop was busy for {stretches} ms at a stretch in {RUNS} runs")
 
 
-async def longest_stretch_during_evaluations(folder) -> float:
-    """The most CPU the loop spent between two ticks while an evaluation ran; asserts it never waited on one."""
+async def longest_stretch_during_evaluations(folder: Path, earlier_calls: int = EARLIER_TOOL_CALLS) -> float:
+    """The most CPU the loop spent between two ticks while an evaluation ran; asserts it never waited on one
+    (`benchmarks/tui_responsiveness.py` calls this too)."""
     folder.mkdir()
     task = folder / "model.py"
-    events = long_session(str(task))
+    events = long_session(str(task), earlier_calls)
     started = threading.Event()
 
     def connect(on_event):
