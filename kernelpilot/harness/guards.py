@@ -192,10 +192,9 @@ def poison_free_memory(device: str, sizes_bytes: Iterable[int]) -> None:
     del held
 
 
-M_MMAP_THRESHOLD, M_PERTURB = -3, -6
+M_PERTURB = -6
 PERTURB_BYTE = 0x01
 """glibc fills each block it hands out with PERTURB_BYTE ^ 0xFF (0xFE): -1.7e38 as float32, NaN as fp16."""
-HEAP_UP_TO_BYTES = 32 << 20
 
 
 @contextlib.contextmanager
@@ -203,12 +202,11 @@ def poisoned_host_allocations():
     """While forward runs on the CPU, every heap block glibc hands out arrives filled with 0xFE bytes.
 
     The CPU allocator keeps no cache to fill beforehand, so an output that is allocated but never
-    written (hacks 1, 17) is marked at allocation instead; blocks up to 32 MB come from the heap so
-    the mark applies. Only around verification calls: the memset would distort timings.
+    written (hacks 1, 17) is marked at allocation instead, blocks glibc maps for large requests too
+    (checked up to 256 MB). Only around verification calls: the memset would distort timings.
     """
     try:
         libc = ctypes.CDLL(None)
-        libc.mallopt(M_MMAP_THRESHOLD, HEAP_UP_TO_BYTES)
         libc.mallopt(M_PERTURB, PERTURB_BYTE)
     except (OSError, AttributeError):  # not glibc: the NaN fill above is the only mark
         yield

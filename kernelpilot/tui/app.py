@@ -249,7 +249,7 @@ class KernelpilotApp(App[int]):
         if status != self._shown_status:
             self._shown_status = status
             self.query_one("#status", Static).update(status, layout=False)
-        if state != self._shown_state:  # the footer redraws all its keys: only when what applies changes
+        if state != self._shown_state:  # every action is asked again whether it applies: only when that changes
             self._shown_state = state
             self.refresh_bindings()
 

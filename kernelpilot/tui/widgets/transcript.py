@@ -233,6 +233,8 @@ class Transcript(ScrollView, can_focus=True):
             return
         at = calls.index(self.selected) + step if self.selected in calls else (0 if step > 0 else -1)
         self.selected = calls[max(0, min(at, len(calls) - 1))]
+        if len(self._starts) < len(self.entries):  # entries added since the last flush
+            self._lay_out()
         top = self._starts[self.entries.index(self.selected)]
         bottom = top + (self.selected.height or 0)
         height = self.scrollable_content_region.height
