@@ -9,7 +9,7 @@ from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
-from kernelpilot.harness.sandbox import isolation_kind
+from kernelpilot.harness.sandbox import isolation_kind, unshare_form
 from kernelpilot.session.events import PermissionAsked, ToolResult, UserDecision
 
 
@@ -70,7 +70,20 @@ def test_ask_waits_for_the_user_and_always_allows_the_command_again(tmp_path):
     assert not (controller.workspace_dir / "other").exists()
 
 
-def test_shell_commands_run_sandboxed(tmp_path, monkeypatch):
+@pytest.fixture(params=["strongest", "unshare"])
+def sandbox(request, monkeypatch):
+    """The strongest isolation here, and `unshare` with read-only mounts (the GPU images' fallback)."""
+    if request.param == "unshare":
+        form = unshare_form()
+        if form is None or not form[1]:
+            pytest.skip("unshare cannot make a read-only system here")
+        monkeypatch.setenv("KERNELPILOT_SANDBOX", "unshare")
+    isolation_kind.cache_clear()
+    yield isolation_kind()
+    isolation_kind.cache_clear()
+
+
+def test_shell_commands_run_sandboxed(sandbox, tmp_path, monkeypatch):
     """Writes outside the workspace and to the task copy fail; API keys never reach the command."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
     outside = tmp_path / "outside"
@@ -80,7 +93,7 @@ def test_shell_commands_run_sandboxed(tmp_path, monkeypatch):
     (result,) = shell_results(events)
     assert "key=." in result.output and "sk-do-not-leak" not in result.output
     assert (controller.workspace_dir / "inside").exists()
-    if isolation_kind() != "bwrap":
-        pytest.skip(f"file-system confinement needs bubblewrap (isolation here: {isolation_kind()})")
+    if sandbox != "bwrap" and not sandbox.endswith("+ro"):
+        pytest.skip(f"file-system confinement needs bubblewrap or unshare's mounts (isolation here: {sandbox})")
     assert not outside.exists()
     assert "tampered" not in (controller.workspace_dir / "task.py").read_text()
