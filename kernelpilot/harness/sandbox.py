@@ -64,7 +64,7 @@ def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
         "done",
         *binds(writable, "rw"),
         *binds(read_only, "ro"),
-        'cd "$PWD"',  # the working directory again, through the mounts just made (a writable one, say)
+        'cd "$PWD" || true',  # the working directory again, through the mounts just made (a writable one, say)
         'exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@"',
     ])
 
