@@ -80,7 +80,7 @@ class Observations:
     timing: Samples | None = None
     timed_ops: dict[str, int] = field(default_factory=dict)
     """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
-    watched_calls: object = None
+    watched_calls: int | None = None
     post_checks: list[dict] = field(default_factory=list)
     timed_references: dict | None = None
     """Eager's answers in every timed run, sampled at positions only the parent knows."""
