@@ -59,13 +59,22 @@ class DispatchRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def profiler_ops(profile: torch.profiler.profile) -> Counter[str]:
-    """ATen ops the profiler saw (top-level and nested)."""
+def profiler_ops(profile: torch.profiler.profile, within: str | None = None) -> Counter[str]:
+    """ATen ops the profiler saw (top-level and nested); with `within`, only those inside a range of that name."""
     ops: Counter[str] = Counter()
     for event in profile.events():
-        if event.name.startswith("aten::"):
+        if event.name.startswith("aten::") and (within is None or _inside(event, within)):
             ops[op_name(event.name)] += 1
     return ops
+
+
+def _inside(event, range_name: str) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == range_name:
+            return True
+        parent = parent.cpu_parent
+    return False
 
 
 WATCHED_CALL = "kernelpilot.watched_call"
@@ -85,19 +94,5 @@ def mark_call() -> AbstractContextManager:
 def watched_ops(profile: torch.profiler.profile) -> tuple[int, Counter[str]]:
     """How many marked calls the profiler saw (fewer than ran: it was switched off), and the ATen ops
     run inside them."""
-    calls, ops = 0, Counter()
-    for event in profile.events():
-        if event.name == WATCHED_CALL:
-            calls += 1
-        elif event.name.startswith("aten::") and _inside_watched_call(event):
-            ops[op_name(event.name)] += 1
-    return calls, ops
-
-
-def _inside_watched_call(event) -> bool:
-    parent = event.cpu_parent
-    while parent is not None:
-        if parent.name == WATCHED_CALL:
-            return True
-        parent = parent.cpu_parent
-    return False
+    calls = sum(event.name == WATCHED_CALL for event in profile.events())
+    return calls, profiler_ops(profile, within=WATCHED_CALL)

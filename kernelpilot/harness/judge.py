@@ -194,9 +194,10 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", f"a second '{kind}' message was written to the harness's channel")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
-    if obs.timing is not None and obs.watched_calls != WARMUP_RUNS + run.options.timed_runs:
-        add("tampering", f"the profiler saw {obs.watched_calls} of the {WARMUP_RUNS + run.options.timed_runs} "
-                         "timed and warm-up calls (it was switched off)")
+    watched_calls = WARMUP_RUNS + run.options.timed_runs
+    if obs.timing is not None and obs.watched_calls != watched_calls:
+        add("tampering", f"the profiler saw {obs.watched_calls} of the {watched_calls} timed and warm-up calls "
+                         "(it was switched off)")
 
     observed = obs.trials + obs.post_checks
     if run.options.policy == "strict":
