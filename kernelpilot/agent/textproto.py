@@ -15,21 +15,29 @@ from kernelpilot.agent.tools import TOOL_SPECS
 _FENCED = re.compile(r"```(?:json|tool)?[ \t]*\n(.*?)\n[ \t]*```", re.S)
 
 
+def _tool_call(block: str) -> tuple[str, object] | None:
+    """(tool name, arguments) when a fenced block is a tool call."""
+    try:
+        data = json.loads(block)
+    except json.JSONDecodeError:
+        return None
+    name = data.get("tool") or data.get("name") if isinstance(data, dict) else None
+    return (name, data.get("arguments", {})) if isinstance(name, str) else None
+
+
 def parse_tool_calls(text: str, turn: int) -> list[dict]:
     """Tool calls found in `text`, in the native shape (`id`, `function.name`, `function.arguments`)."""
     calls = []
-    for block in _FENCED.findall(text or ""):
-        try:
-            data = json.loads(block)
-        except json.JSONDecodeError:
-            continue
-        name = data.get("tool") or data.get("name") if isinstance(data, dict) else None
-        if not isinstance(name, str):
-            continue
-        arguments = data.get("arguments", {})
+    for name, arguments in filter(None, map(_tool_call, _FENCED.findall(text or ""))):
         calls.append({"id": f"text-{turn}-{len(calls)}", "type": "function",
                       "function": {"name": name, "arguments": json.dumps(arguments)}})
     return calls
+
+
+def without_tool_calls(text: str) -> str:
+    """`text` less its tool-call blocks: what a reader of the transcript wants, the calls being shown apart."""
+    prose = _FENCED.sub(lambda match: "" if _tool_call(match[1]) else match[0], text)
+    return re.sub(r"\n{3,}", "\n\n", prose).strip()
 
 
 def protocol_instructions() -> str:

@@ -99,7 +99,7 @@ class KernelpilotApp(App[int]):
         Binding("escape", "focus_candidates", "Candidates", id="candidates", show=False,
                 tooltip="back to the candidates list (from the steering input)"),
         *(Binding(str(number), f"show_view('{view}')", f"Show {title}", id=f"view_{view}", show=False,
-                  tooltip=f"the {title.lower()} view of the selected candidate")
+                  tooltip="the GPU's readings" if view == "gpu" else f"the {title.lower()} view of the selected candidate")
           for number, (view, title) in enumerate(VIEWS.items(), 1)),
     ]
 
@@ -269,7 +269,7 @@ class KernelpilotApp(App[int]):
         self.running = False
         steer = self.query_one("#steer", Input)
         steer.disabled = True
-        steer.placeholder = "the session has ended: review the candidates, accept the ones you want"
+        steer.placeholder = "session ended: review and accept candidates"
         if message.error:
             self.query_one(Transcript).add_note(f"session failed: {message.error}")
             self.notify(message.error, title="session failed", severity="error")

@@ -7,7 +7,6 @@ import argparse
 from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
-from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.commands.optimize import settings_from
 from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall, ToolResult
 

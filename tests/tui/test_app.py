@@ -14,7 +14,7 @@ from rich.console import Console
 from textual.content import Content
 from textual.widgets._footer import FooterKey
 
-from kernelpilot.session.events import PermissionAsked, SessionStarted
+from kernelpilot.session.events import LLMTurn, PermissionAsked, SessionStarted, TokenDelta, ToolCall
 from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.gpu import GpuSample
@@ -177,6 +177,25 @@ async def test_tool_calls_stay_folded_until_clicked_or_opened_with_enter(project
         await pilot.press("up", "enter")  # up from the only call stays on it
         await pilot.pause(0.1)
         assert "wrote 9 lines" in transcript_lines(app)
+
+
+async def test_tool_calls_written_as_text_show_folded_not_as_json(project):
+    """Models without native tool calling write calls as fenced JSON; once the turn ends the prose
+    stays and the call shows folded, like a native one."""
+    block = '```json\n{"tool": "read", "arguments": {"path": "task.py"}}\n```'
+    said = f"Reading the task first.\n\n{block}"
+    started, *rest = script(str(project))
+    events = [started, *(TokenDelta(turn=1, text=said[i:i + 7], ts=0.0) for i in range(0, len(said), 7)),
+              LLMTurn(turn=1, messages=[], response={"content": said}, ts=0.0),
+              ToolCall(turn=1, call_id="text-1-0", name="read", arguments={"path": "task.py"}, ts=0.0),
+              TokenDelta(turn=2, text=block, ts=0.0),
+              LLMTurn(turn=2, messages=[], response={"content": block}, ts=0.0),
+              ToolCall(turn=2, call_id="text-2-0", name="list", arguments={}, ts=0.0)]
+    app, _ = make_app(project, events=events)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = [line for line in transcript_lines(app) if line]
+        assert shown == ["Reading the task first.", "▶ … read task.py", "▶ … list"]
 
 
 async def test_steering_goes_to_a_running_session_only(project):

@@ -20,6 +20,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from kernelpilot.agent.textproto import without_tool_calls
+
 TOOL_OUTPUT_LIMIT = 4000
 STREAM_REFRESH_S = 0.05
 """New entries and streamed text are drawn at most this often, in one batch: a redraw per token
@@ -95,10 +97,20 @@ class Transcript(ScrollView, can_focus=True):
         self._changed(entry)
 
     def end_turn(self, turn: int, response: dict[str, Any]) -> None:
-        """A finished turn: its full text replaces the stream (replayed logs have no token deltas)."""
-        content = response.get("content") or ""
-        if content and turn not in self._turns:
-            self.add_tokens(turn, content)
+        """A finished turn: its full text, less the tool calls written as text (they are shown folded),
+        replaces the stream (replayed logs have no token deltas)."""
+        written = response.get("content") or ""
+        content = without_tool_calls(written)
+        entry = self._turns.get(turn)
+        if entry is None:
+            if content:
+                self.add_tokens(turn, content)
+        elif written and not content:  # the turn was only tool calls
+            self.entries.remove(entry)
+            self._schedule_flush()
+        elif content and entry.text != content:
+            entry.text = content
+            self._changed(entry)
 
     def add_tool_call(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
         self._calls[call_id] = self._add(Entry("tool", tool_name=name, arguments=arguments))
