@@ -44,6 +44,7 @@ from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, evaluate
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.session.events import (
+    MANUAL_MODEL,
     BuildLogLine,
     Evaluation,
     LLMTurn,
@@ -70,7 +71,6 @@ from kernelpilot.session.store import (
 )
 from kernelpilot.session.workspace import MODEL_FILE, TASK_FILE, Workspace
 
-MANUAL = "manual"
 FILE_TOOLS = ("read", "write", "edit", "list", "grep")
 PERMISSION_ANSWERS = ("once", "always", "deny")
 POLL_S = 0.1
@@ -203,7 +203,7 @@ class SessionController:
         self.task_sha256 = started.task_sha256
         self._task_path = Path(started.task_path)
         self._workspace = record.workspace
-        self.model = settings.model or (None if started.model == MANUAL else started.model)
+        self.model = settings.model or (None if started.model == MANUAL_MODEL else started.model)
         self._client = None
         if not settings.read_only and self.device == "cuda" and default_device() != "cuda":
             raise UsageError(f"session {self.session_id} ran on cuda, and torch sees no GPU here")
@@ -280,7 +280,7 @@ class SessionController:
         if not self._history:
             self._emit(SessionStarted(
                 session_id=self.session_id, task_path=str(self._task_path), task_sha256=self.task_sha256,
-                skill=self._skill_ref, model=self.model or MANUAL,
+                skill=self._skill_ref, model=self.model or MANUAL_MODEL,
                 sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
         try:
@@ -442,7 +442,7 @@ class SessionController:
                     try:
                         self._evaluate_candidate()
                     except ToolError as error:
-                        self._emit(ToolResult(turn=0, call_id=MANUAL, name="evaluate", output=str(error), ok=False))
+                        self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
         return "stopped"
 
     def _emit(self, event: SessionEvent) -> None:

@@ -30,6 +30,10 @@ class SessionEvent:
         return data
 
 
+MANUAL_MODEL = "manual"
+"""SessionStarted's model when a person writes the candidates (no LLM)."""
+
+
 @dataclass(frozen=True)
 class SessionStarted(SessionEvent):
     """First line of every log: enough to reproduce the setting of the rollout."""

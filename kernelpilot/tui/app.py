@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Header, Input, Static, TabbedContent, Tab
 from kernelpilot.errors import KernelpilotError
 from kernelpilot.session.accept import FORMS, Project
 from kernelpilot.session.events import (
+    MANUAL_MODEL,
     BuildLogLine,
     Evaluation,
     LLMTurn,
@@ -216,6 +217,9 @@ class KernelpilotApp(App[int]):
             case SessionStarted():
                 self.project = Project(self.task_path or Path(event.task_path), event.session_id)
                 self.sub_title = " · ".join([Path(event.task_path).name, event.model, event.device])
+                if event.model == MANUAL_MODEL and not self.read_only:
+                    transcript.add_note(f"manual mode: edit model_new.py and kernels/ in {self.driver.workspace_dir} "
+                                        "with your own editor; each save is evaluated here")
             case TokenDelta():
                 transcript.add_tokens(event.turn, event.text)
             case LLMTurn():
@@ -224,7 +228,7 @@ class KernelpilotApp(App[int]):
             case ToolCall():
                 transcript.add_tool_call(event.call_id, event.name, event.arguments)
             case ToolResult():
-                transcript.add_tool_result(event.call_id, event.output, event.ok)
+                transcript.add_tool_result(event.call_id, event.name, event.output, event.ok)
             case BuildLogLine():
                 self.query_one(CompileLog).add_line(event.candidate_id, event.line)
             case Evaluation():
@@ -257,8 +261,13 @@ class KernelpilotApp(App[int]):
         table = self.query_one(CandidatesTable)
         table.add_candidate(event.candidate_id, event.commit, event.result)
         result = event.result
-        speedup = f", {result.speedup_vs_compile:.2f}× vs torch.compile" if result.speedup_vs_compile else ""
-        self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{speedup}")
+        if result.violations:
+            detail = f" ({', '.join(dict.fromkeys(v.check for v in result.violations))})"
+        elif result.speedup_vs_compile:
+            detail = f", {result.speedup_vs_compile:.2f}× vs torch.compile"
+        else:
+            detail = ""
+        self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{detail}")
         self.query_one(TimingView).set_history(
             [(r.speedup_vs_compile or 0.0) if r.passed else 0.0 for r in table.results.values()])
         best = best_of([CandidateRecord(i, table.commits[i], r) for i, r in table.results.items()])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 
 class SessionDriver(Protocol):
     session_id: str
+    workspace_dir: Path
 
     def run(self) -> Any: ...
     def steer(self, text: str) -> None: ...

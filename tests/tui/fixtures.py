@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kernelpilot.harness.result import (
     EvalResult,
@@ -122,6 +123,7 @@ class ScriptedSession:
     on_event: Callable[[SessionEvent], None]
     events: list[SessionEvent]
     session_id: str = "s-test"
+    workspace_dir: Path = Path("workspace")
     before_evaluation: Callable[[Evaluation], None] | None = None
     steered: list[str] = field(default_factory=list)
     decisions: list[tuple[str, int | None, dict]] = field(default_factory=list)

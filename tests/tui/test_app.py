@@ -14,7 +14,14 @@ from rich.console import Console
 from textual.content import Content
 from textual.widgets._footer import FooterKey
 
-from kernelpilot.session.events import LLMTurn, PermissionAsked, SessionStarted, TokenDelta, ToolCall
+from kernelpilot.session.events import (
+    LLMTurn,
+    PermissionAsked,
+    SessionStarted,
+    TokenDelta,
+    ToolCall,
+    ToolResult,
+)
 from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.gpu import GpuSample
@@ -77,6 +84,9 @@ async def test_candidates_appear_with_status_speedups_and_best(project):
         assert table.best_id == 3
         assert "★ best" in str(table.get_cell("3", "mark"))
         assert str(table.get_cell("3", "compile")) == "1.51×"
+        notes = [entry.text for entry in app.query_one(Transcript).entries if entry.kind == "note"]
+        assert "▸ candidate 3: correct, 1.51× vs torch.compile" in notes
+        assert "▸ candidate 5: guard_violation (op_audit)" in notes
 
 
 async def test_selecting_a_candidate_shows_its_diff_correctness_and_timings(project):
@@ -196,6 +206,19 @@ async def test_tool_calls_written_as_text_show_folded_not_as_json(project):
         await settle(pilot)
         shown = [line for line in transcript_lines(app) if line]
         assert shown == ["Reading the task first.", "▶ … read task.py", "▶ … list"]
+
+
+async def test_manual_mode_says_where_to_edit_and_shows_failed_saves(project):
+    started = SessionStarted(session_id="s-test", task_path=str(project), task_sha256="0" * 64, skill="cpu",
+                             model="manual", sampling={}, device="cpu", ts=0.0)
+    failed = ToolResult(turn=0, call_id="manual", name="evaluate", output="model_new.py is missing", ok=False,
+                        ts=0.0)
+    app, _ = make_app(project, events=[started, failed])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = " ".join(line for line in transcript_lines(app) if line)
+        assert "manual mode: edit model_new.py and kernels/ in workspace" in shown
+        assert "▶ ✗ evaluate" in shown
 
 
 async def test_steering_goes_to_a_running_session_only(project):

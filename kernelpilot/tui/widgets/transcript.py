@@ -115,12 +115,12 @@ class Transcript(ScrollView, can_focus=True):
     def add_tool_call(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
         self._calls[call_id] = self._add(Entry("tool", tool_name=name, arguments=arguments))
 
-    def add_tool_result(self, call_id: str, output: str, ok: bool) -> None:
-        if call_id in self._calls:
-            entry = self._calls[call_id]
-            entry.output = output if len(output) <= TOOL_OUTPUT_LIMIT else output[:TOOL_OUTPUT_LIMIT] + "\n…"
-            entry.ok = ok
-            self._changed(entry)
+    def add_tool_result(self, call_id: str, name: str, output: str, ok: bool) -> None:
+        """The call's result; a result without a call (manual mode's failed evaluations) gets an entry of its own."""
+        entry = self._calls.get(call_id) or self._add(Entry("tool", tool_name=name))
+        entry.output = output if len(output) <= TOOL_OUTPUT_LIMIT else output[:TOOL_OUTPUT_LIMIT] + "\n…"
+        entry.ok = ok
+        self._changed(entry)
 
     def add_user(self, text: str, pending: bool = False) -> None:
         """A steering message; `pending` when shown on send, so the session's echo of it is not shown twice."""
