@@ -11,14 +11,15 @@ import gc
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from kernelpilot.errors import KernelpilotError
@@ -343,6 +344,10 @@ class KernelpilotApp(App[int]):
             self.notify(f"{path} is not among the selected candidate's files", severity="warning")
 
     # Actions.
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's own, less its Quit: the palette already offers this app's (the same action)."""
+        return (command for command in super().get_system_commands(screen) if command.title != "Quit")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """None greys an action out in the footer (and drops it from the palette); False hides it."""

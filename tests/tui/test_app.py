@@ -253,6 +253,8 @@ async def test_palette_offers_accept_only_with_a_candidate_selected(project):
         provider = ActionsProvider(app.screen)
         titles = [title for title, _, _ in provider._commands()]
         assert "Accept" not in titles and "Quit" in titles
+        system_titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Theme" in system_titles and "Quit" not in system_titles, "Quit is offered once, not twice"
 
 
 async def test_theme_choice_is_remembered(project, config_home):
