@@ -98,6 +98,7 @@ async def test_selecting_a_candidate_shows_its_diff_correctness_and_timings(proj
         assert {h.path for h in diff.hunks} == {"model_new.py", "kernels/relu_bias_scale.cpp"}
         assert "wrong results" in text_of(app, "#correctness-report")
         await pilot.press("d")  # vs the previous candidate: only the changed comparison
+        await settle(pilot)
         assert diff.base == "previous"
         assert [h.path for h in diff.hunks] == ["kernels/relu_bias_scale.cpp"]
         assert any("+" in line and "v >= 1.f" in line for line in diff.hunks[0].lines)

@@ -84,6 +84,7 @@ async def test_replayed_session_review_reject_accept_then_read_only(project):
 
         await select(pilot, 2)
         await pilot.press("d")  # against the previous candidate: the fixed semicolon
+        await settle(pilot)
         hunks = app.query_one(DiffView).hunks
         assert [h.path for h in hunks] == ["kernels/relu_bias_scale.cpp"]
         assert "+      float v = xr[c] + bias[c];" in hunks[0].lines

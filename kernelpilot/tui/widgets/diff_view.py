@@ -1,14 +1,17 @@
-"""Candidate diffs against the previous candidate, the best one, or the accepted state, hunk by hunk.
+"""Candidate diffs against the previous candidate, the best one, or the accepted state, hunk by hunk,
+the code highlighted as its language.
 
 Against the accepted state, hunks can be chosen (space) so that accept takes only those.
 """
 
 from __future__ import annotations
 
-from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
+from textual.highlight import highlight
 from textual.reactive import reactive
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
@@ -19,14 +22,22 @@ BASES = ("accepted", "previous", "best")
 BASE_LABELS = {"accepted": "the accepted state", "previous": "the previous candidate", "best": "the best candidate"}
 
 
-def hunk_text(hunk: Hunk, chosen: bool) -> Text:
-    text = Text()
-    text.append(("[x] " if chosen else "[ ] ") + f"{hunk.path} {hunk.header}\n", style="bold")
-    for line in hunk.lines:
-        style = {"+": "green", "-": "red"}.get(line[:1], "")
-        text.append(line + "\n", style=style)
-    text.rstrip()
-    return text
+LINE_STYLES = {"+": "on $success-muted", "-": "on $error-muted"}
+
+
+def hunk_body(hunk: Hunk) -> Content:
+    """The hunk's lines highlighted as one block of its file's language, added and removed lines tinted
+    (to the hunk's widest line, so that the tint reads as a block)."""
+    code = highlight("\n".join(line[1:] for line in hunk.lines), path=hunk.path).split("\n", allow_blank=True)
+    width = max(map(len, hunk.lines), default=0)
+    rows = [Content.assemble(line[:1], highlighted, " " * (width - len(line))).stylize(LINE_STYLES.get(line[:1], ""))
+            for line, highlighted in zip(hunk.lines, code, strict=True)]
+    return Content("\n").join(rows)
+
+
+def hunk_prompt(hunk: Hunk, body: Content, chosen: bool) -> Content:
+    mark = "[x] " if chosen else "[ ] "
+    return Content.assemble((f"{mark}{hunk.path} {hunk.header}", "bold"), "\n", body)
 
 
 class HunkList(OptionList):
@@ -51,6 +62,7 @@ class DiffView(Vertical):
         self.files: dict[str, str] = {}
         self.bases: dict[str, dict[str, str]] = {name: {} for name in BASES}
         self.hunks: list[Hunk] = []
+        self._bodies: list[Content] = []
         self.chosen: set[str] = set()
 
     def compose(self) -> ComposeResult:
@@ -72,21 +84,29 @@ class DiffView(Vertical):
     def toggle(self, index: int | None) -> None:
         if index is None or self.base != "accepted":
             return
-        hunk_id = self.hunks[index].id
-        self.chosen.symmetric_difference_update({hunk_id})
+        hunk = self.hunks[index]
+        self.chosen.symmetric_difference_update({hunk.id})
         self.query_one("#hunks", HunkList).replace_option_prompt_at_index(
-            index, hunk_text(self.hunks[index], hunk_id in self.chosen))
+            index, hunk_prompt(hunk, self._bodies[index], hunk.id in self.chosen))
 
     def _render_hunks(self) -> None:
-        if not self.is_mounted:
-            return
-        self.hunks = hunks(self.bases.get(self.base, {}), self.files) if self.files else []
+        if self.is_mounted:
+            self._diff(self.bases.get(self.base, {}), self.files, self.base)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
+    def _diff(self, old: dict[str, str], new: dict[str, str], base: str) -> None:
+        """Diffing and highlighting run here, off the event loop (pygments takes tens of ms a file)."""
+        found = hunks(old, new) if new else []
+        self.app.call_from_thread(self._show_hunks, found, [hunk_body(hunk) for hunk in found], base)
+
+    def _show_hunks(self, found: list[Hunk], bodies: list[Content], base: str) -> None:
+        self.hunks, self._bodies = found, bodies
         listing = self.query_one("#hunks", HunkList)
-        listing.set_options(Option(hunk_text(h, h.id in self.chosen)) for h in self.hunks)
-        listing.highlighted = 0 if self.hunks else None
-        title = f"vs {BASE_LABELS[self.base]}: {len(self.hunks)} hunk{'s' * (len(self.hunks) != 1)}"
-        if self.base == "accepted" and self.hunks:
+        listing.set_options(Option(hunk_prompt(h, body, h.id in self.chosen)) for h, body in zip(found, bodies))
+        listing.highlighted = 0 if found else None
+        title = f"vs {BASE_LABELS[base]}: {len(found)} hunk{'s' * (len(found) != 1)}"
+        if base == "accepted" and found:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"
-        if self.files and not self.hunks:
+        if self.files and not found:
             title += " (identical)"
         self.query_one("#diff-title", Label).update(title)
