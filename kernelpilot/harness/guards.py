@@ -282,6 +282,7 @@ TAMPER_PATTERNS = {
     r"\bsys\.modules\b": "edits loaded modules",
     r"\bsys\.(settrace|setprofile)\b|\bsys\._getframe\b|\bf_back\b|\bf_locals\b|\bf_globals\b":
         "inspects or hooks the caller's frames",
+    r"\b(getprofile|gettrace)\b": "asks whether a profile or trace hook is watching (watched calls then look different)",
     r"\b(extract_stack|walk_stack|format_stack|print_stack|currentframe|getouterframes|_current_frames)\b|"
     r"\binspect\.(stack|trace)\b":
         "inspects the call stack (timed calls then look different from checked ones)",

@@ -124,6 +124,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # 10, timing only: PyTorch in the timed calls, the own kernel wherever the op audit looks
     "cpu/torch_when_timed.py": "tampering",
     "cpu/torch_by_call_count.py": "op_audit",
+    "cpu/numpy_when_unwatched.py": "tampering",
     # probes beyond the 18: precomputed answers found through gc; numpy behind a token launch
     # (defeated either by name, or because the seeds are out of reach and the lookup fails)
     "cpu/precompute_via_gc.py": ("tampering", "op_audit", WRONG),
