@@ -18,6 +18,7 @@ from collections import Counter
 from contextlib import AbstractContextManager
 
 import torch
+from torch._C._profiler import _ExperimentalConfig
 from torch.utils._python_dispatch import TorchDispatchMode
 
 ALLOCATION_AND_VIEW_OPS = frozenset({
@@ -59,15 +60,6 @@ class DispatchRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def profiler_ops(profile: torch.profiler.profile, within: str | None = None) -> Counter[str]:
-    """ATen ops the profiler saw (top-level and nested); with `within`, only those inside a range of that name."""
-    ops: Counter[str] = Counter()
-    for event in profile.events():
-        if event.name.startswith("aten::") and (within is None or _inside(event, within)):
-            ops[op_name(event.name)] += 1
-    return ops
-
-
 def _inside(event, range_name: str) -> bool:
     parent = event.cpu_parent
     while parent is not None:
@@ -80,9 +72,11 @@ def _inside(event, range_name: str) -> bool:
 WATCHED_CALL = "kernelpilot.watched_call"
 
 
-def watching_calls() -> torch.profiler.profile:
-    """The profiler for a timing loop: host events only (no CUPTI, nothing added on the device)."""
-    return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+def watching_calls(activities: list | None = None) -> torch.profiler.profile:
+    """The profiler for watched calls: host events of every thread (work handed to a thread that forward
+    starts and joins is forward's work), and nothing added on the device unless `activities` asks."""
+    return torch.profiler.profile(activities=activities or [torch.profiler.ProfilerActivity.CPU],
+                                  experimental_config=_ExperimentalConfig(profile_all_threads=True))
 
 
 def mark_call() -> AbstractContextManager:
@@ -93,6 +87,11 @@ def mark_call() -> AbstractContextManager:
 
 def watched_ops(profile: torch.profiler.profile) -> tuple[int, Counter[str]]:
     """How many marked calls the profiler saw (fewer than ran: it was switched off), and the ATen ops
-    run inside them."""
-    calls = sum(event.name == WATCHED_CALL for event in profile.events())
-    return calls, profiler_ops(profile, within=WATCHED_CALL)
+    run inside them or on any other thread (the harness starts none while it watches)."""
+    marks = [event for event in profile.events() if event.name == WATCHED_CALL]
+    own_threads = {event.thread for event in marks}
+    ops: Counter[str] = Counter()
+    for event in profile.events():
+        if event.name.startswith("aten::") and (event.thread not in own_threads or _inside(event, WATCHED_CALL)):
+            ops[op_name(event.name)] += 1
+    return len(marks), ops

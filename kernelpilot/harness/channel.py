@@ -1,15 +1,20 @@
 """Messages from the worker (which runs the candidate) to the parent (which judges it).
 
 Each message is a dict of plain values and tensors, saved with `torch.save` into the run's scratch
-folder; its file name travels as one line on a pipe. The parent reads messages with
-`torch.load(weights_only=True)`, so nothing the candidate's process writes can execute code in the
-judge, and it ignores message kinds that are not allowed in the current phase. It deletes each file
-once read: the reference's answers, sent before the candidate is imported, are gone from the disk
-before the worker is allowed to import it.
+folder; its file name and a keyed digest of its bytes and its place in the sequence travel as one
+line on a pipe. The key is the parent's, given to the worker's harness code only: a message that code
+in the candidate writes to the pipe itself (a forged timing, a forged "done") fails the digest and is
+reported as forged. The parent reads messages with `torch.load(weights_only=True)`, so nothing the
+candidate's process writes can execute code in the judge, and it ignores message kinds that are not
+allowed in the current phase. It deletes each file once read: the reference's answers, sent before
+the candidate is imported, are gone from the disk before the worker is allowed to import it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import io
 import itertools
 import os
 import select
@@ -21,20 +26,29 @@ from typing import Any
 import torch
 
 
+def digest(key: bytes, number: int, data: bytes) -> str:
+    return hmac.new(key, number.to_bytes(8, "little") + data, hashlib.blake2b).hexdigest()
+
+
 class WorkerChannel:
     """The worker's end: `send(kind, **fields)`."""
 
-    def __init__(self, fd: int, scratch: Path) -> None:
+    def __init__(self, fd: int, scratch: Path, key: bytes) -> None:
         self._fd = fd
         self._scratch = scratch
+        self._key = key
         self._counter = itertools.count()
 
     def send(self, kind: str, **fields: Any) -> None:
-        name = f"msg-{next(self._counter):04d}.pt"
+        number = next(self._counter)
+        name = f"msg-{number:04d}.pt"
+        buffer = io.BytesIO()
+        torch.save({"kind": kind, **fields}, buffer)
+        data = buffer.getvalue()
         tmp = self._scratch / f".{name}"
-        torch.save({"kind": kind, **fields}, tmp)
+        tmp.write_bytes(data)
         os.replace(tmp, self._scratch / name)
-        os.write(self._fd, f"{name}\n".encode())
+        os.write(self._fd, f"{name} {digest(self._key, number, data)}\n".encode())
 
 
 @dataclass
@@ -47,10 +61,12 @@ class Message:
 class ParentChannel:
     """The parent's end: yields messages until the pipe closes or a deadline passes."""
 
-    def __init__(self, fd: int, scratch: Path) -> None:
+    def __init__(self, fd: int, scratch: Path, key: bytes) -> None:
         self._fd = fd
         self._scratch = scratch
+        self._key = key
         self._buffer = b""
+        self._expected = itertools.count()
 
     def receive(self, deadline: float) -> Message | None:
         """The next message; None when the worker closed the pipe. Raises TimeoutError at the deadline."""
@@ -66,17 +82,23 @@ class ParentChannel:
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        name = line.decode(errors="replace").strip()
+        name, _, signature = line.decode(errors="replace").strip().partition(" ")
         if "/" in name or not name.startswith("msg-"):
             return Message("garbled", {"line": name[:200]}, time.monotonic())
         path = self._scratch / name
         try:
-            data = torch.load(path, weights_only=True, map_location="cpu")
-        except Exception as error:  # an unreadable message is the worker's fault, never a crash here
+            data = path.read_bytes()
+        except OSError as error:
             return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
         finally:
             path.unlink(missing_ok=True)  # the reference's answers must not wait on disk for the candidate
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        if not hmac.compare_digest(signature, digest(self._key, next(self._expected), data)):
+            return Message("forged", {"line": name[:200]}, time.monotonic())
+        try:
+            message = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+        except Exception as error:  # an unreadable message is the worker's fault, never a crash here
+            return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
+        if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
             return Message("garbled", {"line": name}, time.monotonic())
-        kind = data.pop("kind")
-        return Message(kind, data, time.monotonic())
+        kind = message.pop("kind")
+        return Message(kind, message, time.monotonic())

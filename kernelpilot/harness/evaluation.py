@@ -59,6 +59,10 @@ def device_identity(device: str) -> str:
     return f"{model} x{os.cpu_count()}"
 
 
+WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
+"""Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch."""
+
+
 def scratch_parent() -> str | None:
     """Shared memory when there is room: reference answers and outputs pass through here."""
     try:
@@ -236,7 +240,7 @@ def _candidate_job(run: Run) -> dict:
     return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "factor_seed")}
 
 
-def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
+def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: bytes) -> dict:
     options = run.options
     return {
         "task_path": str(run.task),
@@ -253,6 +257,7 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int) -> dict:
         "compile_modes_to_measure": modes_to_measure,
         "profile_kernels": options.profile_kernels,
         "channel_fd": channel_fd,
+        "channel_key": channel_key.hex(),
         "scratch": str(run.scratch),
     }
 
@@ -283,15 +288,16 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     (run.scratch / "tmp").mkdir(exist_ok=True)
     read_fd, write_fd = os.pipe()
     stdout_log = open(run.scratch / "worker.log", "wb")
-    cmd = sandboxed([sys.executable, "-m", "kernelpilot.harness.worker"],
+    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY],
                     writable=[run.scratch, cache_dir("torch_extensions")])
     process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=stdout_log, stderr=subprocess.STDOUT,
                                pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
     os.close(write_fd)
     assert process.stdin is not None
-    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd)).encode() + b"\n")
+    channel_key = secrets.token_bytes(32)
+    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd, channel_key)).encode() + b"\n")
     process.stdin.flush()
-    channel = ParentChannel(read_fd, run.scratch)
+    channel = ParentChannel(read_fd, run.scratch, channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = budget_started
@@ -306,7 +312,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 break
             if message is None:
                 break
-            if message.kind == "phase":
+            if message.kind == "phase" and observations.moves_on(phase, str(message.fields.get("name"))):
                 new_phase = str(message.fields.get("name"))
                 if PHASE_LIMITS.get(new_phase) != PHASE_LIMITS.get(phase):
                     budget_started = time.monotonic()
@@ -315,6 +321,8 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
+            if observations.forged:  # the verdict is in: code in the candidate writes to the channel
+                break
             check_task(run, observations)
             if message.kind == "phase" and phase == "import" and not process.stdin.closed:
                 _send_line(process, {"import": True}, close=False)  # every earlier message is read and deleted

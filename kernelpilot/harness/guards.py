@@ -11,6 +11,7 @@ import ast
 import contextlib
 import ctypes
 import glob
+import importlib
 import inspect
 import os
 import re
@@ -46,48 +47,54 @@ CHECKS = {
 
 # --- patched timers, comparisons and harness functions (hack 8) ---------------------------------
 
+WATCHED_TORCH_OWNERS = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn.Module", "torch.testing",
+                        "torch.profiler", "torch.profiler.profile", "torch.autograd.profiler",
+                        "torch.utils._python_dispatch", "torch.utils._python_dispatch.TorchDispatchMode",
+                        "torch.overrides", "torch.cuda", "torch.cuda.Event", "torch.cuda.Stream")
+"""Every name of these is watched, methods included: the harness reads outputs with tensor methods
+(`detach`, `cpu`, …), times with the profiler and events, and counts ops with a dispatch mode."""
+
+
+def _attribute(path: str) -> object:
+    owner: object = importlib.import_module(path.split(".", 1)[0])
+    for part in path.split(".")[1:]:
+        owner = getattr(owner, part)
+    return owner
+
+
 def _watched() -> dict[str, tuple[object, str]]:
-    import time as time_module
-
-    import kernelpilot.harness.audit as audit
-    import kernelpilot.harness.channel as channel
-    import kernelpilot.harness.timing as timing
-    import kernelpilot.harness.worker as worker
-
+    """Owner and name of every function the verdict relies on: time, torch's comparison, timing and
+    audit machinery, and every module of the harness loaded in this process with its classes' methods."""
+    owners: dict[str, object] = {"time": time, "sys": sys, "os": os, "threading": threading}
+    owners.update({path: _attribute(path) for path in WATCHED_TORCH_OWNERS})
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kernelpilot.harness") and module is not None:
+            owners[name] = module
+            owners.update({f"{name}.{attr}": value for attr, value in vars(module).items()
+                           if isinstance(value, type) and value.__module__ == name})
     watched: dict[str, tuple[object, str]] = {}
-    for name in ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns", "sleep"):
-        watched[f"time.{name}"] = (time_module, name)
-    for name in ("allclose", "isclose", "equal", "manual_seed", "randn", "rand", "randint", "compile",
-                 "no_grad", "from_numpy", "empty_like"):
-        watched[f"torch.{name}"] = (torch, name)
-    for name in ("__eq__", "__ne__", "cpu", "to", "copy_", "clone", "data_ptr", "float", "double", "abs",
-                 "sub", "max", "isnan", "__torch_function__", "untyped_storage"):
-        watched[f"torch.Tensor.{name}"] = (torch.Tensor, name)
-    watched["torch.testing.assert_close"] = (torch.testing, "assert_close")
-    watched["torch.nn.Module.__call__"] = (torch.nn.Module, "__call__")
-    watched["torch.nn.Module._call_impl"] = (torch.nn.Module, "_call_impl")
-    watched["torch.save"] = (torch, "save")
-    for name in ("synchronize", "Event", "current_stream", "Stream", "set_stream"):
-        watched[f"torch.cuda.{name}"] = (torch.cuda, name)
-    for name in ("record", "elapsed_time", "synchronize", "query"):
-        watched[f"torch.cuda.Event.{name}"] = (torch.cuda.Event, name)
-    watched["torch.profiler.profile"] = (torch.profiler, "profile")
-    watched["sys.setprofile"] = (sys, "setprofile")
-    watched["os.write"] = (os, "write")
-    for module in (worker, timing, audit, channel, sys.modules[__name__]):
-        for name in vars(module):
-            if not name.startswith("__"):
-                watched[f"{module.__name__}.{name}"] = (module, name)
+    for label, owner in owners.items():
+        for name in (dir(owner) if isinstance(owner, type) else vars(owner)):
+            if not (name.startswith("__") and name.endswith("__")) or name in DUNDERS_WATCHED:
+                watched[f"{label}.{name}"] = (owner, name)
     return watched
 
 
+DUNDERS_WATCHED = frozenset({"__eq__", "__ne__", "__torch_function__", "__torch_dispatch__", "__call__",
+                             "__enter__", "__exit__", "__init__", "__new__", "__getattribute__", "__getattr__"})
+"""Special methods are skipped (too many, mostly inherited from object), but for these."""
+
+
 def snapshot_functions() -> dict[str, object]:
-    """Identity of every watched function, taken before the candidate is imported.
+    """Identity of every watched function, taken before the candidate is imported (plain values, which
+    change as a matter of course, are left out).
 
     Looked up statically (`inspect.getattr_static`): a classmethod's bound method is new on every
     access, its descriptor is not.
     """
-    return {label: inspect.getattr_static(owner, name, None) for label, (owner, name) in _watched().items()}
+    found = {label: inspect.getattr_static(owner, name, None) for label, (owner, name) in _watched().items()}
+    return {label: value for label, value in found.items()
+            if callable(value) or isinstance(value, (staticmethod, classmethod, property))}
 
 
 def changed_functions(before: dict[str, object]) -> list[str]:
@@ -268,6 +275,21 @@ def child_processes() -> list[str]:
     return sorted(found)
 
 
+def adopt_orphans() -> None:
+    """Make this process the subreaper of everything it starts: a grandchild whose parent exits (a
+    double fork) is re-parented here, where `child_processes` sees it, rather than to init."""
+    pr_set_child_subreaper = 36
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
+def modes_left_active() -> list[str]:
+    """Torch function or dispatch modes still active when the harness has none: a mode entered at import
+    sees every torch call the harness makes on the outputs, and can fill them in just before they are read."""
+    modes = [f"torch function mode ({torch._C._len_torch_function_stack()})"] * bool(torch._C._len_torch_function_stack())
+    modes += [f"dispatch mode ({torch._C._len_torch_dispatch_stack()})"] * bool(torch._C._len_torch_dispatch_stack())
+    return modes
+
+
 def reaped_children_cpu_ms() -> float:
     """CPU time of every child this process has waited for: a process run and reaped inside forward adds to it."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -297,6 +319,17 @@ TAMPER_PATTERNS = {
     r"\blaunch_counts\b|\bkernels\.profiling\b|\b_perf_counter\b|\b(Worker|Parent)Channel\b":
         "touches the harness's bookkeeping",
     r"\bbuiltins\b|__builtins__": "edits Python's builtins",
+    r"\bredispatch\b|\bDispatchKeySet\b|\b_dispatch_\w+|\bDispatchKey\b":
+        "calls PyTorch's dispatcher below its Python and profiler keys (ops the audit cannot see)",
+    r"\bTorchFunctionMode\b|\bTorchDispatchMode\b|\b__torch_function__\b|\b__torch_dispatch__\b":
+        "hooks every torch call (the harness's reads of the outputs included)",
+    r"\btorch\.compile\b|\b_inductor\b|\b_dynamo\b|\bPyCodeCache\b|\btorch\.jit\b|\btorch\.fx\b":
+        "runs PyTorch's own compilers (their generated kernels are PyTorch's work, not the candidate's)",
+    r"\bctypeslib\b|\bfrombuffer\b|\bfrom_dlpack\b|\b__array_interface__\b|\bndarray\s*\(":
+        "views tensor memory as numpy arrays (numpy compute that no hook sees)",
+    r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
+    r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
+        "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
 }
 
 

@@ -20,6 +20,7 @@ from kernelpilot.harness.kernels import declared_launchers
 from kernelpilot.harness.protocol import (
     BACKGROUND_CPU_MS,
     CALIBRATION_FACTOR,
+    PHASES,
     SIDE_STREAM_SLACK_FRAC,
     SIDE_STREAM_SLACK_MS,
     WARMUP_RUNS,
@@ -98,6 +99,8 @@ class Observations:
     task_checked: bool = False
     seen: set[str] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)
+    forged: list[str] = field(default_factory=list)
+    """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
@@ -114,12 +117,23 @@ class Observations:
             return True
         return False
 
+    def moves_on(self, phase: str, new_phase: str) -> bool:
+        """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
+        whose messages rewrite the references) or names no phase is forged, and ignored."""
+        if new_phase in PHASES and PHASES.index(new_phase) > PHASES.index(phase):
+            return True
+        self.forged.append(f"phase '{new_phase[:40]}' after '{phase}'")
+        return False
+
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
         if self.error is None:
             self.error = (scope, message)
 
     def receive(self, message: Message, phase: str) -> None:
+        if message.kind in ("forged", "garbled"):
+            self.forged.append(f"{message.kind} message {message.fields.get('line', '')}".strip())
+            return
         allowed = ALLOWED.get(message.kind, set())
         if allowed is not None and phase not in allowed:
             self.ignored.append(f"{message.kind} in {phase}")
@@ -146,6 +160,9 @@ class Observations:
             case "imported":
                 self.imported = dict(f)
             case "trial":
+                if f.get("seed") not in {ref.seed for ref in self.references} - {t["seed"] for t in self.trials}:
+                    self.forged.append(f"a trial for seed {f.get('seed')!r}, which has no reference or was answered")
+                    return
                 self.trials.append(dict(f))
             case "timed_references":
                 self.timed_references = dict(f)
@@ -192,6 +209,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", finding)
     for kind in obs.duplicates:
         add("tampering", f"a second '{kind}' message was written to the harness's channel")
+    for what in obs.forged:
+        add("tampering", f"a message the harness did not send reached its channel: {what}")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
     watched_calls = WARMUP_RUNS + run.options.timed_runs
@@ -236,6 +255,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("reference_tampered", f"{label} was replaced")
     if obs.reference_file_changed:
         add("reference_tampered", "the task file changed on disk")
+    for modes in {tuple(trial.get("modes_active", ())) for trial in observed} - {()}:
+        add("tampering", f"{', '.join(modes)} left active around forward")
     if any(trial.get("stream_changed") for trial in observed):
         add("stream_changed", "forward returned with another current stream than it was called on")
     by_seed = {ref.seed: ref for ref in obs.references}

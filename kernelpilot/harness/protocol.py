@@ -14,7 +14,7 @@ POST_TIMING_CHECKS = 1
 
 WARMUP_RUNS = 3
 TIMED_RUNS = 30
-TIMING_LOOP_VERSION = 3
+TIMING_LOOP_VERSION = 4
 """Bumped whenever the timing loop changes: compile baselines cached under an older loop are re-measured."""
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
@@ -49,6 +49,9 @@ SIDE_STREAM_SLACK_FRAC = 0.25
 
 BACKGROUND_CPU_MS = 5.0
 """CPU time other threads may burn in the window after forward returns."""
+
+PHASES = ("start", "setup", "baseline", "import", "verify", "profile")
+"""The worker's phases, in the only order it goes through them."""
 
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_BUILD_TIMEOUT_S = 900.0

@@ -27,6 +27,11 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+BWRAP_CONFINEMENT = ("--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session",
+                     "--cap-drop", "ALL")
+"""Run as root, bwrap would leave the command its capabilities (CAP_SYS_ADMIN remounts / writable)."""
+
+
 @functools.cache
 def _works(*cmd: str) -> bool:
     try:
@@ -46,7 +51,8 @@ _UNSHARE_FORMS = (
 
 def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
     """A shell script for a fresh mount namespace that makes what bwrap's binds make: every mount
-    read-only but /dev, /proc and /sys, `writable` bound back writable and `read_only` inside it
+    read-only but /dev (less /dev/shm, where other evaluations keep their scratch), /proc and /sys,
+    `writable` bound back writable and `read_only` inside it
     read-only again. Then it drops every capability before running the command, so that the
     candidate (root in the namespace, or root outright on a GPU machine) cannot remount."""
     def binds(paths: Iterable[Path], mode: str) -> list[str]:
@@ -59,7 +65,7 @@ def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
         "mount --make-rprivate /",
         "awk '{print $5}' /proc/self/mountinfo | while read -r m; do",
         '  m=$(printf %b "$m")',
-        '  case "$m" in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
+        '  case "$m" in /dev/shm) ;; /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
         '  mount -o remount,bind,ro "$m"',
         "done",
         *binds(writable, "rw"),
@@ -90,7 +96,7 @@ def isolation_kind() -> str:
     if forced == "none":
         return "none"
     if forced != "unshare" and shutil.which("bwrap") and _works("bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
-                                                                "--unshare-net", "--unshare-pid"):
+                                                                *BWRAP_CONFINEMENT, "--"):
         return "bwrap"
     if form := unshare_form():
         namespaces, read_only = form
@@ -109,8 +115,8 @@ def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path
     if kind == "bwrap":
         binds = [arg for path in writable for arg in ("--bind", str(path), str(path))] + \
                 [arg for path in read_only for arg in ("--ro-bind", str(path), str(path))]
-        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", *binds,
-                "--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent", "--new-session", "--", *cmd]
+        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
+                *binds, *BWRAP_CONFINEMENT, "--", *cmd]
     if kind.startswith("unshare"):
         namespaces, read_only_system = unshare_form()
         if read_only_system:

@@ -19,6 +19,7 @@ started after the fill.
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -76,16 +77,20 @@ class CacheFlusher:
 
 
 class FreshInputs:
-    """Every call sees values it has never seen: each input set, rescaled by a new random factor per run.
+    """Every call sees values it has never seen: each input set, its magnitudes raised to a new random
+    power and rescaled by a new random factor per run.
 
     Rotating a few fixed sets lets an answer table keyed on input values hit on almost every timed
-    run (hack 16); a positive factor keeps signs, sparsity and magnitudes, so the work is the same.
-    The same sets and `seed` give the same inputs run for run: eager's answers on them are the
-    references that a timed run of the candidate is checked against.
+    run (hack 16), and a factor alone does not stop it where the task is linear (a matmul's cached
+    answer times the factor is right); the power does, while keeping signs, zeros, order and roughly
+    the magnitudes, so the work is the same. The same sets and `seed` give the same inputs run for
+    run: eager's answers on them are the references that a timed run of the candidate is checked against.
     """
 
     def __init__(self, input_sets: Sequence[Sequence[object]], seed: int) -> None:
         self._bases = input_sets
+        self._magnitudes = [[x.abs() if _scalable(x) else None for x in inputs] for inputs in input_sets]
+        self._signs = [[x.sign() if _scalable(x) else None for x in inputs] for inputs in input_sets]
         self._work = [[x.clone() if _scalable(x) else x for x in inputs] for inputs in input_sets]
         self._generator = torch.Generator().manual_seed(seed)
 
@@ -93,16 +98,18 @@ class FreshInputs:
         return len(self._bases)
 
     def scaled(self, i: int) -> Sequence[object]:
-        factor = 0.75 + 0.5 * float(torch.rand((), generator=self._generator))
-        work = self._work[i % len(self._bases)]
-        for buffer, base in zip(work, self._bases[i % len(self._bases)]):
-            if _scalable(buffer):
-                torch.mul(base, factor, out=buffer)  # one kernel: no half-written state to start from early
-        return work
+        power, factor = (float(v) for v in torch.rand(2, generator=self._generator))
+        power, factor = 0.85 + 0.3 * power, 0.75 + 0.5 * factor
+        k = i % len(self._bases)
+        for buffer, magnitude, sign in zip(self._work[k], self._magnitudes[k], self._signs[k]):
+            if magnitude is not None:
+                torch.pow(magnitude, power, out=buffer)
+                buffer.mul_(sign).mul_(factor)
+        return self._work[k]
 
     def wipe(self) -> None:
         """Zero every buffer: freed memory the candidate's code allocates again must not hold these inputs."""
-        for inputs in [*self._bases, *self._work]:
+        for inputs in [*self._bases, *self._work, *self._magnitudes, *self._signs]:
             for x in inputs:
                 if isinstance(x, torch.Tensor):
                     x.zero_()
@@ -110,6 +117,12 @@ class FreshInputs:
 
 def _scalable(x: object) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def reseed() -> None:
+    """A new seed for torch's generators before every call: a seed that stays put from call to call
+    (`torch.initial_seed()`) would tell the timed calls from the checked ones, which each get their own."""
+    torch.manual_seed(secrets.randbits(63))
 
 
 def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs: int,
@@ -124,6 +137,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
     cuda = device == "cuda"
     for i in range(warmup):
         args = inputs.scaled(i)
+        reseed()
         with around():
             fn(*args)
     if cuda:
@@ -139,6 +153,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             occupy_stream()
             flush()
             args = inputs.scaled(i)
+            reseed()
             with around():
                 start.record(stream)
                 output = fn(*args)
@@ -149,6 +164,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
         else:
             flush()
             args = inputs.scaled(i)
+            reseed()
             with around():
                 t0 = _perf_counter()
                 output = fn(*args)

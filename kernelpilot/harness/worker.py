@@ -1,4 +1,4 @@
-"""The evaluation worker: the one process that runs a candidate's code. `python -m kernelpilot.harness.worker`.
+"""The evaluation worker: the one process that runs a candidate's code (started by `evaluation.WORKER_ENTRY`).
 
 It runs in two halves and the order is the defence:
 1. trusted, before any candidate code is imported: load the task, compute the reference answers for
@@ -26,7 +26,7 @@ import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.man
 
 from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels
-from kernelpilot.harness.audit import DispatchRecorder, mark_call, profiler_ops, watched_ops, watching_calls
+from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
@@ -250,7 +250,7 @@ class Worker:
         launches_before = dict(kernels.launch_counts)
         recorder = DispatchRecorder()
         forward_calls = guards.ForwardCalls(self.extensions)
-        profiler = torch.profiler.profile(activities=self._activities()) if profile else None
+        profiler = watching_calls(self._activities()) if profile or audit else None
         host_poison = guards.poisoned_host_allocations() if self.device == "cpu" else contextlib.nullcontext()
         if self.device == "cuda" and not profile:  # a kernel queued before the profiler starts stays out of it
             occupy_stream()
@@ -258,14 +258,16 @@ class Worker:
             if profiler:
                 profiler.__enter__()
             if audit:
-                sys.setprofile(forward_calls)
-                with recorder:
-                    outputs = as_outputs(self.model(*inputs))
-                sys.setprofile(None)
+                with mark_call():
+                    sys.setprofile(forward_calls)
+                    with recorder:
+                        outputs = as_outputs(self.model(*inputs))
+                    sys.setprofile(None)
             else:
                 outputs = as_outputs(self.model(*inputs))
             if profiler:
                 profiler.__exit__(None, None, None)
+            modes_active = guards.modes_left_active()
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
             copies = host_copies(outputs)
         synchronize(self.device)
@@ -281,15 +283,16 @@ class Worker:
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
             # after a profiled call the profiler's own threads (CUPTI's buffer flush) burn CPU in this
             # window: not measured there; the unprofiled verify trials watch for work offloaded to threads
-            "background_cpu_ms": None if profiler else guards.background_cpu_ms(),
+            "background_cpu_ms": None if profile else guards.background_cpu_ms(),
             "child_processes": guards.child_processes(),
             "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
-            "profiler_ops": dict(profiler_ops(profiler)) if profiler else {},
+            "profiler_ops": dict(watched_ops(profiler)[1]) if audit else {},
             "device_kernels": self._device_kernel_names(profiler) if profiler else [],
             "extension_calls": forward_calls.extension_calls,
             "numpy_calls": forward_calls.numpy_calls,
             "stream_changed": stream_changed,
+            "modes_active": modes_active,
             "launches": {k: v - launches_before.get(k, 0) for k, v in kernels.launch_counts.items()
                          if v - launches_before.get(k, 0)},
         }
@@ -406,8 +409,9 @@ class Worker:
 
 
 def main() -> None:
+    guards.adopt_orphans()
     job = json.loads(sys.stdin.readline())
-    channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]))
+    channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]), bytes.fromhex(job.pop("channel_key")))
     worker = Worker(job, channel)
     try:
         worker.run()
@@ -421,7 +425,3 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    main()

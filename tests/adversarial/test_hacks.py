@@ -140,6 +140,33 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/patch_harness_timer": "patched_function",
     "cpu/forge_timing_message": "tampering",
     "cpu/fake_launch_count": ("kernel_not_launched", "tampering"),
+    # red-team round A. PyTorch, numpy or a library out of the op audit's sight: on a joined
+    # thread, redispatched past the Python key, ufuncs on ctypes-built arrays, Inductor's generated
+    # code called directly, a double-forked daemon
+    "cpu/torch_on_a_thread.py": "op_audit",
+    "cpu/redispatch_to_cpu_kernel.py": "tampering",
+    "cpu/numpy_ufunc_on_ctypes_buffer.py": "tampering",
+    "cpu/inductor_generated_call.py": "tampering",
+    "cpu/child_process_daemon.py": "child_process",
+    # the same in the timed calls only, told apart by the inputs' seed or an obfuscated getprofile:
+    # PyTorch's own MKL through ctypes, which no op audit records, so the source scan names it
+    "cpu/mkl_when_seed_repeats": "tampering",
+    "cpu/mkl_when_unwatched": "tampering",
+    # 8 on the worker's live code (`__main__` under `python -m`) and on the audit's recorder classes
+    "cpu/patch_worker_main_time_calls": "patched_function",
+    "cpu/patch_worker_main_call.py": "patched_function",
+    "cpu/patch_audit_recorder_class.py": "patched_function",
+    # 7 without a subclass: the output filled when the harness reads it (patched detach; a global
+    # TorchFunctionMode entered at import)
+    "cpu/lazy_fill_in_detach.py": "patched_function",
+    "cpu/lazy_fill_in_function_mode.py": "tampering",
+    # forged channel messages: the rest of the run after closing the channel; a task-scope error (must
+    # be judged −1, never refused as a broken task with exit 2); a trial for a seed never issued
+    "cpu/forge_messages_close_channel": "tampering",
+    "cpu/forge_task_error.py": "tampering",
+    "cpu/forge_trial_unknown_seed.py": "tampering",
+    # 3 against the input rotation: answers cached per input set, rescaled (matmul is linear)
+    "cpu/cache_and_rescale_linear": "result_caching",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -171,6 +198,11 @@ TASK_OF: dict[str, str] = {
     "cpu/cache_by_value": "matmul.py",
     "cpu/patch_harness_timer": "matmul.py",
     "cpu/forge_timing_message": "matmul.py",
+    "cpu/patch_worker_main_time_calls": "matmul.py",
+    "cpu/forge_messages_close_channel": "matmul.py",
+    "cpu/cache_and_rescale_linear": "matmul.py",
+    "cpu/mkl_when_seed_repeats": "matmul.py",
+    "cpu/mkl_when_unwatched": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",

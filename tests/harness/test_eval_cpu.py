@@ -142,12 +142,16 @@ def test_the_candidate_can_neither_see_the_judge_nor_write_outside_its_scratch(s
             pytest.skip("unshare cannot make a PID namespace and a read-only system here")
         monkeypatch.setenv("KERNELPILOT_SANDBOX", "unshare")  # the GPU images' fallback: no bwrap
     mark = Path(kernelpilot_package.__file__).parent / "candidate_was_here"
+    shm_mark = Path("/dev/shm/kernelpilot-candidate-was-here")  # a private /dev/shm is fine, the host's is not
+    shm_mark.unlink(missing_ok=True)
     try:
         done = kernelpilot("eval", str(SMALL), str(CASES / "reaches_out.py"), "--device", "cpu", "--json")
         result = json.loads(done.stdout)
         assert result["reward"] >= 1, result["error"]
         assert not mark.exists()
+        assert not shm_mark.exists(), "the candidate left a file in the host's /dev/shm"
         if sandbox == "unshare":
             assert result["protocol"]["isolation"] == "unshare+pid+ro"
     finally:
         mark.unlink(missing_ok=True)
+        shm_mark.unlink(missing_ok=True)

@@ -1,9 +1,13 @@
 """An honest kernel that first reaches out of its sandbox, and refuses to load if it can: if any process
 above it is the `kernelpilot eval` that will judge it (that process could be stopped, killed or read),
-or if it can leave a file next to kernelpilot's own modules (it could rewrite the judge for every later
-evaluation)."""
+if it can leave a file next to kernelpilot's own modules (it could rewrite the judge for every later
+evaluation), if it holds any effective capability or can remount the read-only root read-write (then
+nothing is read-only), or if it can leave a file in the /dev/shm its scratch folder lives in (other
+evaluations' scratch). A file it could leave in the host's /dev/shm is found by the test, outside."""
 
 import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import torch
@@ -34,6 +38,28 @@ except OSError:
     pass
 else:
     raise RuntimeError(f"wrote {MARK}")
+
+status = Path(f"/proc/{os.getpid()}/status").read_text()
+cap_eff = next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff:"))
+if int(cap_eff, 16):
+    raise RuntimeError(f"effective capabilities {cap_eff}")
+
+if os.statvfs("/").f_flag & os.ST_RDONLY:  # never tried on a writable root: that would be the host's
+    try:
+        remount = subprocess.run(["mount", "-o", "remount,bind,rw", "/"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        remount = None
+    if remount is not None and remount.returncode == 0:
+        raise RuntimeError("remounted / read-write")
+
+SHM_MARK = Path("/dev/shm/kernelpilot-candidate-was-here")
+try:
+    SHM_MARK.write_text("left\n")
+except OSError:
+    pass
+else:
+    if os.stat("/dev/shm").st_dev == os.stat(tempfile.gettempdir()).st_dev:
+        raise RuntimeError(f"wrote {SHM_MARK}, beside its own scratch folder")
 
 ops = load_kernel_sources({
     "relu_bias_scale.cpp": r'''
