@@ -194,9 +194,10 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
         observations.reference_file_changed = True
     for mode, samples in observations.compile.items():
         if mode in modes_to_measure and "error" not in samples:
-            baselines.store(keys[mode], {**samples, "latency_s": observations.compile_latency_s.get(mode)})
+            baselines.store(keys[mode], baselines.entry(samples, observations.eager,
+                                                        observations.compile_latency_s.get(mode)))
     for mode, cached in run.cached_compile.items():
-        observations.compile[mode] = {"device": cached["device"], "host": cached["host"], "cached": True}
+        observations.compile[mode] = baselines.in_this_run(cached, observations.eager)
     result = judge(run, observations)
     if options.ncu and options.device == "cuda":
         result = _with_ncu_metrics(run, result, log)

@@ -467,6 +467,7 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "precision": obs.task_info.get("precision", {}),
             "reference_dtype": "float64",
             "compile_cached": sorted(m for m, s in obs.compile.items() if s.get("cached")),
+            "compile_scale": {m: s["scale"] for m, s in obs.compile.items() if "scale" in s},
             "compile_errors": {m: s["error"] for m, s in obs.compile.items() if "error" in s},
             "compile_latency_s": obs.compile_latency_s,
             "ignored_messages": obs.ignored,
