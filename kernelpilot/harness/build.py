@@ -102,7 +102,7 @@ def _digest(*parts: bytes | str) -> str:
 
 def _run(cmd: list[str], cwd: Path, timeout_s: float) -> tuple[int, str]:
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout_s)
     except FileNotFoundError:
         return 127, f"{cmd[0]}: not found (is it installed and on PATH? `kernelpilot doctor` checks)"
     except subprocess.TimeoutExpired:

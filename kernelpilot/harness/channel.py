@@ -18,12 +18,26 @@ import io
 import itertools
 import os
 import select
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of a plain file, never following a link nor blocking: a FIFO or a link to /dev/zero that
+    the candidate's code names on the pipe would stall or flood the judge."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a plain file")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(fd)
 
 
 def digest(key: bytes, number: int, data: bytes) -> str:
@@ -87,7 +101,7 @@ class ParentChannel:
             return Message("garbled", {"line": name[:200]}, time.monotonic())
         path = self._scratch / name
         try:
-            data = path.read_bytes()
+            data = _read_regular_file(path)
         except OSError as error:
             return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
         finally:

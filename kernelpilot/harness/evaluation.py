@@ -27,9 +27,10 @@ from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
-from kernelpilot.harness.judge import Observations, check_task, judge
+from kernelpilot.harness.judge import TRUSTED_PHASES, Observations, check_task, judge
 from kernelpilot.harness.paths import cache_dir, cache_root
 from kernelpilot.harness.protocol import (
+    COMPILE_MODES,
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
     L2_FLUSH_BYTES,
@@ -102,10 +103,12 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
     if options.trials < 1 or options.timed_runs < 1:
         raise UsageError("--trials and --timed-runs must be at least 1")
-    if options.timeout_s <= 0 or options.build_timeout_s <= 0:
-        raise UsageError("timeouts must be positive")
-    if options.tol is not None and options.tol < 0:
-        raise UsageError("--tol must be non-negative")
+    if not options.timeout_s > 0 or not options.build_timeout_s > 0:  # NaN fails both comparisons
+        raise UsageError("timeouts must be positive numbers")
+    if options.tol is not None and not options.tol >= 0:
+        raise UsageError("--tol must be a non-negative number")
+    if unknown := sorted(set(options.compile_modes) - set(COMPILE_MODES)):
+        raise UsageError(f"unknown compile mode {', '.join(unknown)} (use {', '.join(COMPILE_MODES)})")
 
 
 def candidate_sources(candidate: Candidate) -> dict[str, str]:
@@ -301,16 +304,26 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     channel = ParentChannel(read_fd, run.scratch, channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
-    phase_started = started = budget_started
+    phase_started = started = last_poll = budget_started
+    import_idle_s = 0.0  # import time with no compiler running: held to --timeout (a loop at import is no build)
     try:
         while True:
             budget = PHASE_LIMITS.get(phase, "run")
             try:
-                message = channel.receive(budget_started + limits[budget])
+                message = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S))
             except TimeoutError:
-                observations.fail(phase, f"timed out after {limits[budget]:.0f} s in {phase} "
-                                         f"(limit for {'verify + profile' if budget == 'run' else budget})")
+                now = time.monotonic()
+                if budget == "build" and not _compiling(process.pid):
+                    import_idle_s += now - last_poll
+                last_poll = now
+                if now < budget_started + limits[budget] and import_idle_s < options.timeout_s:
+                    continue
+                observations.fail(phase, f"timed out after {now - phase_started:.0f} s in {phase} " + (
+                    "(limit for verify + profile)" if budget == "run" else
+                    f"(limit: --timeout {options.timeout_s:g} s while no compiler runs, --build-timeout in all)"
+                    if budget == "build" else f"(limit for {budget})"))
                 break
+            last_poll = time.monotonic()
             if message is None:
                 break
             if message.kind == "phase" and observations.moves_on(phase, str(message.fields.get("name"))):
@@ -349,10 +362,37 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     observations.worker_output = "\n".join(line for line in output.splitlines()[-40:] if not line.startswith("USDT:"))
     if observations.finished or observations.error:
         return
+    whose = "the task's" if phase in TRUSTED_PHASES else "the candidate's"  # no candidate code ran before import
     if signum := _death_signal(process.returncode):
-        observations.fail(phase, f"the candidate's process crashed ({signal.Signals(signum).name}) during {phase}")
+        observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
-        observations.fail(phase, f"the candidate's process exited (status {process.returncode}) during {phase}")
+        observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
+
+
+COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",
+                       "fatbinary", "nvlink", "cudafe++"})
+POLL_S = 0.5
+
+
+def _compiling(root: int) -> bool:
+    """Whether a compiler runs below process `root` (load_inline building at import): the import's
+    time is held to --timeout, its compiler's to --build-timeout."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        names[pid] = text[text.find("(") + 1:text.rfind(")")]
+        children.setdefault(int(text.rsplit(")", 1)[1].split()[1]), []).append(pid)
+    below, found = [root], False
+    while below and not found:
+        pid = below.pop()
+        found = names.get(pid) in COMPILERS
+        below += children.get(pid, [])
+    return found
 
 
 def _death_signal(returncode: int) -> int | None:

@@ -13,12 +13,14 @@ import ctypes
 import glob
 import importlib
 import inspect
+import io
 import os
 import re
 import resource
 import sys
 import threading
 import time
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -93,8 +95,21 @@ def snapshot_functions() -> dict[str, object]:
     access, its descriptor is not.
     """
     found = {label: inspect.getattr_static(owner, name, None) for label, (owner, name) in _watched().items()}
-    return {label: value for label, value in found.items()
+    kept = {label: value for label, value in found.items()
             if callable(value) or isinstance(value, (staticmethod, classmethod, property))}
+    codes = {f"{label}.__code__": code for label, value in kept.items() if (code := _code_of(value)) is not None}
+    return {**kept, **codes}
+
+
+def _code_of(value: object) -> object | None:
+    """The code a Python function runs (through decorators and method descriptors): swapping a function's
+    `__code__` keeps its identity, not its code object's."""
+    function = getattr(value, "__func__", value)
+    try:
+        function = inspect.unwrap(function)
+    except ValueError:  # a cycle of __wrapped__
+        return None
+    return getattr(function, "__code__", None)
 
 
 def changed_functions(before: dict[str, object]) -> list[str]:
@@ -330,6 +345,10 @@ TAMPER_PATTERNS = {
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
     r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
         "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
+    r"\bat::(cpu|cuda|native|meta|compositeexplicitautograd|compositeimplicitautograd)::":
+        "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)",
+    r"\bfrom_address\b|\bfrom_buffer(_copy)?\b|\bfrom_numpy\b":
+        "views memory through ctypes or numpy (numpy compute that no hook sees)",
 }
 
 
@@ -349,18 +368,33 @@ def _docstring_lines(text: str) -> set[int]:
     return lines
 
 
+def _without_comments(name: str, text: str) -> list[str]:
+    """The file's lines with comments blanked: by Python's tokenizer for `.py` files (a `#` inside a
+    string is no comment), and C++ sources as they are."""
+    lines = text.splitlines()
+    if not name.endswith(".py"):
+        return lines
+    try:
+        comments = [token.start for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return lines
+    for row, col in comments:
+        lines[row - 1] = lines[row - 1][:col]
+    return lines
+
+
 def tamper_findings(sources: dict[str, str]) -> list[str]:
     """Lines of candidate source that reach into the harness or the interpreter (reported as `tampering`)."""
     findings = []
     for name, text in sources.items():
         skipped = _docstring_lines(text) if name.endswith(".py") else set()
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, code in enumerate(_without_comments(name, text), 1):
             if lineno in skipped:
                 continue
-            code = line.split("#", 1)[0] if name.endswith(".py") else line.split("//", 1)[0]
             for pattern, why in TAMPER_PATTERNS.items():
                 if re.search(pattern, code):
-                    findings.append(f"{name}:{lineno}: {why}: {line.strip()[:120]}")
+                    findings.append(f"{name}:{lineno}: {why}: {code.strip()[:120]}")
     return findings
 
 

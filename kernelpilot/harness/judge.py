@@ -176,6 +176,9 @@ class Observations:
                 self.timed_ops = dict(f.get("ops", {}))
                 self.watched_calls = f.get("watched_calls")
             case "post_check":
+                if f.get("seed") not in {ref.seed for ref in self.references} - {p["seed"] for p in self.post_checks}:
+                    self.forged.append(f"a re-check for seed {f.get('seed')!r}, which has no reference or was answered")
+                    return
                 self.post_checks.append(dict(f))
             case "kernels":
                 self.kernel_rows = list(f["rows"])
@@ -431,7 +434,7 @@ def timings(run: Run, obs: Observations) -> tuple[dict, dict, float | None, floa
 def judge(run: Run, obs: Observations) -> EvalResult:
     check_task(run, obs)
     built = obs.imported is not None
-    violations = guard_violations(run, obs) if built else []
+    violations = guard_violations(run, obs) if built or obs.forged or obs.duplicates else []
     correct, mismatch, outputs, compare_violations = correctness(run, obs) if built else (False, None, [], [])
     violations += compare_violations
     error = obs.error[1] if obs.error else mismatch

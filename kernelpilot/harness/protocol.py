@@ -50,6 +50,9 @@ SIDE_STREAM_SLACK_FRAC = 0.25
 BACKGROUND_CPU_MS = 5.0
 """CPU time other threads may burn in the window after forward returns."""
 
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+"""torch.compile's modes, any of which `--compile-modes` may time."""
+
 PHASES = ("start", "setup", "baseline", "import", "verify", "profile")
 """The worker's phases, in the only order it goes through them."""
 

@@ -33,8 +33,12 @@ def import_file(path: Path, module_name: str) -> ModuleType:
 
 def check_task_file(path: Path) -> None:
     """Cheap checks the parent makes before starting a worker: exists, parses, names present."""
+    if path.is_dir():
+        raise TaskError(f"task {path} is a directory, not a Python file")
     if not path.is_file():
         raise TaskError(f"task file not found: {path}")
+    if path.suffix != ".py":
+        raise TaskError(f"task {path.name} is not a .py file (KernelBench format: a Python module)")
     source = path.read_text(errors="replace")
     try:
         compile(source, str(path), "exec")
@@ -61,7 +65,10 @@ def load_task_module(path: Path) -> ModuleType:
 def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
     """The task's inputs for `seed`, on `device`: the same values in every process that asks."""
     torch.manual_seed(seed)
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    inputs = task.get_inputs()
+    if inputs is None or isinstance(inputs, (torch.Tensor, dict, str, bytes)):
+        raise TaskError(f"get_inputs() returns {type(inputs).__name__}, not a list of forward's arguments")
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 @dataclass(frozen=True)

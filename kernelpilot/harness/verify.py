@@ -175,14 +175,21 @@ def degenerate_reason(references: list[Reference], tol: float | None) -> str | N
     """
     first = references[0]
     for i, out in enumerate(first.ref64):
-        if not out.is_floating_point() or out.numel() == 0:
+        if not out.is_floating_point() or out.numel() <= 1:  # one value (a loss) is judged across seeds only
             continue
         atol, rtol = tolerance(first.native[i].dtype, tol)
         if _close(torch.full_like(out, float(out.double().mean())), out, atol, rtol):
             return f"output {i} is (nearly) constant: a constant passes the {atol:g} tolerance"
     if len(references) > 1 and all(
-        _close(other.ref64[i], out, *tolerance(first.native[i].dtype, tol))
-        for other in references[1:] for i, out in enumerate(first.ref64) if out.is_floating_point()
+        _same_answer(other.ref64[i], out, first.native[i].dtype, tol)
+        for other in references[1:] for i, out in enumerate(first.ref64)
     ):
         return "the reference's outputs do not depend on the inputs (same answer for every seed)"
     return None
+
+
+def _same_answer(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, tol: float | None) -> bool:
+    """Within tolerance for floating outputs; equal for integer and bool ones (argmax, comparisons)."""
+    if a.shape != b.shape:
+        return False
+    return _close(a, b, *tolerance(dtype, tol)) if b.is_floating_point() else torch.equal(a, b)

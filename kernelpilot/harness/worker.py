@@ -145,6 +145,8 @@ class Worker:
                 if not all(type(o) is torch.Tensor for o in native):
                     kinds = ", ".join(type(o).__name__ for o in native)
                     raise TaskError(f"the reference returns {kinds}, not a tensor or a tuple of tensors")
+                if any(o.is_complex() for o in native):
+                    raise TaskError("the reference returns complex tensors, which kernelpilot cannot compare yet")
                 try:
                     ref64 = [o.cpu() for o in as_outputs(model64(*to_float64(inputs)))]
                 except Exception:  # some ops have no float64 kernel: the native answer is the reference
@@ -217,7 +219,7 @@ class Worker:
             module = import_file(model_file, "kernelpilot_candidate")
         except kernels.KernelBuildError as error:
             raise CandidateFailure(f"kernels failed to build:\n{error.log}") from None
-        except Exception as error:
+        except BaseException as error:  # SystemExit and KeyboardInterrupt too: the candidate's code raised them
             raise CandidateFailure(f"importing {model_file.name} failed: {one_line(error)}") from None
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
@@ -225,7 +227,7 @@ class Worker:
         torch.manual_seed(self.job["init_seed"])
         try:
             self.model = model_class(*self.init_inputs).to(self.device).eval()
-        except Exception as error:
+        except BaseException as error:
             raise CandidateFailure(f"ModelNew(*get_init_inputs()) failed: {one_line(error)}") from None
         try:
             self.model.load_state_dict(self.state, strict=True)
@@ -403,7 +405,7 @@ class Worker:
         try:
             self.verify()
             self.profile()
-        except Exception as error:
+        except BaseException as error:  # SystemExit and KeyboardInterrupt from forward are the candidate's too
             self.channel.send("error", scope="run", message=f"{self.phase}: {one_line(error)}")
         self.final_observations()
 

@@ -165,8 +165,15 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/forge_messages_close_channel": "tampering",
     "cpu/forge_task_error.py": "tampering",
     "cpu/forge_trial_unknown_seed.py": "tampering",
-    # 3 against the input rotation: answers cached per input set, rescaled (matmul is linear)
-    "cpu/cache_and_rescale_linear": "result_caching",
+    # 3 against the input rotation: answers cached per input set, rescaled (matmul is linear); the
+    # inputs' random power leaves the cache no hits, so only the honest kernel's time remains
+    "cpu/cache_and_rescale_linear": NO_GAIN,
+    # red-team round B: ATen's CPU kernels called from C++ below the dispatcher; numpy on ctypes views
+    # of tensor memory; the audit's code objects swapped (identities kept); a FIFO named on the channel
+    "cpu/aten_cpu_kernels_from_cpp.py": "tampering",
+    "cpu/numpy_on_ctypes_views.py": "tampering",
+    "cpu/swap_audit_code.py": "patched_function",
+    "cpu/fifo_on_the_channel.py": "tampering",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -213,10 +220,12 @@ TASK_OF: dict[str, str] = {
 HONEST_COUNTERPART: dict[str, str] = {
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
+    "cpu/cache_and_rescale_linear": "cpu/legit_matmul",
     "cuda/skip_work_when_timed": "cuda/legit_matmul",
 }
 
-SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py"}
+SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py",
+        "cpu/aten_cpu_kernels_from_cpp.py"}
 """`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
 
 DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]

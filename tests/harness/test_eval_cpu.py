@@ -100,12 +100,25 @@ def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
     (["eval", str(SMALL), str(CASES / "nothing_here"), "--device", "cpu"], "candidate not found"),
     (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--trials", "0"], "at least 1"),
     (["eval", str(SMALL)], "required"),
+    (["eval", str(CASES), str(CASES / "fused"), "--device", "cpu"], "is a directory"),
+    (["eval", str(CASES / "inputs_tensor.py"), str(CASES / "single_file.py"), "--device", "cpu", "--json"],
+     "get_inputs() returns Tensor"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--timeout", "nan"], "positive numbers"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--tol", "nan"], "non-negative number"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--compile-modes", "fast"], "unknown compile mode"),
 ])
 def test_unusable_input_is_one_line_and_exit_two(args, message):
     proc = kernelpilot(*args)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("task", ["argmax", "mse_loss"])
+def test_integer_and_one_value_outputs_are_judged_not_refused_as_degenerate(task):
+    result = evaluate(CASES / "outputs" / f"{task}.py", CASES / "outputs" / f"{task}_in_torch.py",
+                      EvalOptions(device="cpu", policy="mixed"))
+    assert result.correct, result.error
 
 
 def test_degenerate_task_is_rejected_with_exit_two():
