@@ -345,7 +345,8 @@ TAMPER_PATTERNS = {
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
     r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
         "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
-    r"\bat::(cpu|cuda|native|meta|compositeexplicitautograd|compositeimplicitautograd)::":
+    r"\bat::(cpu|native|meta|compositeexplicitautograd|compositeimplicitautograd)::|"
+    r"\bat::cuda::(?!warp_size\b)[a-z][a-z0-9_]*\s*\(":  # ops are snake_case; getCurrentCUDAStream & co pass
         "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)",
     r"\bfrom_address\b|\bfrom_buffer(_copy)?\b|\bfrom_numpy\b":
         "views memory through ctypes or numpy (numpy compute that no hook sees)",
