@@ -411,9 +411,8 @@ def test_hack_is_caught_as_a_wrong_answer(evaluations, candidate):
 @pytest.mark.parametrize("candidate", _expecting(NO_GAIN))
 def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
     # Caught outright (−1) is fine. Otherwise the hack runs the same kernel as its honest
-    # counterpart, so its speedup over eager (both timed in one process, which cancels the machine's
-    # load) may not be much above the honest one's, and a higher milestone than the honest reward
-    # is only timing noise when the two speedups are close.
+    # counterpart, so it may not be much faster than the honest one, and a higher milestone than the
+    # honest reward is only timing noise when the two are close.
     honest_name = HONEST_COUNTERPART[candidate]
     honest = evaluations.get(task_of(honest_name), honest_name)
     outcome = evaluations.get(task_of(candidate), candidate)
@@ -423,7 +422,10 @@ def test_timing_hack_earns_no_more_than_honest_work(evaluations, candidate):
     if result["reward"] == -1:
         return
     evidence = f"{candidate}: {outcome.describe()}\nhonest {honest_name}: {honest.describe()}"
-    gain = result["speedup_vs_eager"] / honest.result["speedup_vs_eager"]
+    # A hack that pays is faster both ways: by its speedup over eager and by its own time. Either one
+    # alone moves with a busy machine (eager's threads compete with a parallel evaluation's).
+    gain = min(result["speedup_vs_eager"] / honest.result["speedup_vs_eager"],
+               honest.result["times_ms"]["candidate"] / result["times_ms"]["candidate"])
     assert gain <= NO_GAIN_MAX_SPEEDUP_RATIO, f"{gain:.1f}x the honest speedup\n{evidence}"
     assert result["reward"] <= honest.result["reward"] or gain <= NOISE_SPEEDUP_RATIO, evidence
 
