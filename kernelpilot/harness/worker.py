@@ -267,12 +267,15 @@ class Worker:
                     sys.setprofile(None)
             else:
                 outputs = as_outputs(self.model(*inputs))
-            if profiler:
-                profiler.__exit__(None, None, None)
             modes_active = guards.modes_left_active()
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
             copies = host_copies(outputs)
-        synchronize(self.device)
+            synchronize(self.device)
+            # measured while the profiler still runs: its own threads work as it stops (CUPTI's buffer
+            # flush on a profiled call, so not measured there); the verify trials watch for offloaded work
+            background_cpu_ms = None if profile else guards.background_cpu_ms()
+            if profiler:
+                profiler.__exit__(None, None, None)
         tensors = [o for o in outputs if type(o) is torch.Tensor]
         return {
             "outputs": copies,
@@ -283,9 +286,7 @@ class Worker:
             "mutated": guards.mutated_inputs(inputs, pristine),
             "aliased": guards.aliased_outputs(tensors, inputs),
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
-            # after a profiled call the profiler's own threads (CUPTI's buffer flush) burn CPU in this
-            # window: not measured there; the unprofiled verify trials watch for work offloaded to threads
-            "background_cpu_ms": None if profile else guards.background_cpu_ms(),
+            "background_cpu_ms": background_cpu_ms,
             "child_processes": guards.child_processes(),
             "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
