@@ -189,9 +189,14 @@ def is_dense(t: torch.Tensor) -> bool:
     return True
 
 
+PLAIN_VALUES = (type(None), bool, int, float, complex, str, bytes)
+"""Outputs of these types are wrong answers (forward returned no tensor), not lazy ones."""
+
+
 def subclassed_outputs(outputs: Iterable[object]) -> list[str]:
     """Outputs that are not exactly `torch.Tensor`: a subclass can compute lazily when compared."""
-    return [type(out).__qualname__ for out in outputs if type(out) is not torch.Tensor]
+    return [type(out).__qualname__ for out in outputs
+            if type(out) is not torch.Tensor and not isinstance(out, PLAIN_VALUES)]
 
 
 def poison_free_memory(device: str, sizes_bytes: Iterable[int]) -> None:

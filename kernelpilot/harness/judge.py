@@ -318,6 +318,8 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
         ref = by_seed[trial["seed"]]
         outputs = trial["outputs"]
         problem = structural_problem(outputs, ref)
+        if problem is None and trial.get("plain_values"):
+            problem = f"forward returned {', '.join(trial['plain_values'])} where the reference returns tensors"
         if problem is None and any(d != run.options.device for d in trial.get("devices", [])):
             problem = f"outputs are on {', '.join(sorted(set(trial['devices'])))}, not {run.options.device}"
         if problem is None and trial.get("non_dense"):

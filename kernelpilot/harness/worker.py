@@ -280,6 +280,7 @@ class Worker:
         return {
             "outputs": copies,
             "subclassed": guards.subclassed_outputs(outputs),
+            "plain_values": [type(o).__name__ for o in outputs if isinstance(o, guards.PLAIN_VALUES)],
             "devices": [o.device.type for o in outputs if type(o) is torch.Tensor],
             "non_dense": [i for i, o in enumerate(outputs) if type(o) is torch.Tensor
                           and not guards.is_dense(o)],

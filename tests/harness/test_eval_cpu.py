@@ -121,6 +121,13 @@ def test_integer_and_one_value_outputs_are_judged_not_refused_as_degenerate(task
     assert result.correct, result.error
 
 
+def test_a_forward_that_returns_no_tensor_is_a_wrong_answer_named_as_such():
+    result = evaluate(SMALL, CASES / "returns_none.py", EvalOptions(device="cpu", policy="mixed"))
+    assert result.reward == -1 and not result.correct
+    assert "forward returned NoneType where the reference returns tensors" in result.error
+    assert "tensor_subclass" not in [v.check for v in result.violations]
+
+
 def test_degenerate_task_is_rejected_with_exit_two():
     proc = kernelpilot("eval", str(CASES / "degenerate.py"), str(CASES / "single_file.py"), "--device", "cpu")
     assert proc.returncode == 2
