@@ -252,7 +252,9 @@ class Worker:
         launches_before = dict(kernels.launch_counts)
         recorder = DispatchRecorder()
         forward_calls = guards.ForwardCalls(self.extensions)
-        profiler = watching_calls(self._activities()) if profile or audit else None
+        # the re-checks and the timed calls run under the all-threads profiler; the verify trials under the
+        # dispatch mode alone, so that the background-CPU window sees no profiler threads at work
+        profiler = watching_calls(self._activities()) if profile else None
         host_poison = guards.poisoned_host_allocations() if self.device == "cpu" else contextlib.nullcontext()
         if self.device == "cuda" and not profile:  # a kernel queued before the profiler starts stays out of it
             occupy_stream()
@@ -271,8 +273,8 @@ class Worker:
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
             copies = host_copies(outputs)
             synchronize(self.device)
-            # measured while the profiler still runs: its own threads work as it stops (CUPTI's buffer
-            # flush on a profiled call, so not measured there); the verify trials watch for offloaded work
+            # not on a profiled call: the profiler's own threads work as it stops (CUPTI's buffer flush);
+            # the verify trials watch for offloaded work
             background_cpu_ms = None if profile else guards.background_cpu_ms()
             if profiler:
                 profiler.__exit__(None, None, None)
@@ -291,7 +293,7 @@ class Worker:
             "child_processes": guards.child_processes(),
             "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
-            "profiler_ops": dict(watched_ops(profiler)[1]) if audit else {},
+            "profiler_ops": dict(watched_ops(profiler)[1]) if profiler else {},
             "device_kernels": self._device_kernel_names(profiler) if profiler else [],
             "extension_calls": forward_calls.extension_calls,
             "numpy_calls": forward_calls.numpy_calls,
