@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from kernelpilot.errors import UsageError
-from kernelpilot.harness import baselines, ncu
+from kernelpilot.harness import baselines, guards, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import TRUSTED_PHASES, Observations, check_task, judge
@@ -318,10 +318,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 last_poll = now
                 if now < budget_started + limits[budget] and import_idle_s < options.timeout_s:
                     continue
-                observations.fail(phase, f"timed out after {now - phase_started:.0f} s in {phase} " + (
-                    "(limit for verify + profile)" if budget == "run" else
-                    f"(limit: --timeout {options.timeout_s:g} s while no compiler runs, --build-timeout in all)"
-                    if budget == "build" else f"(limit for {budget})"))
+                limit = {"run": "limit for verify + profile", "setup": "limit for setup",
+                         "build": f"limit: --timeout {options.timeout_s:g} s while no compiler runs, "
+                                  "--build-timeout in all"}[budget]
+                observations.fail(phase, f"timed out after {now - phase_started:.0f} s in {phase} ({limit})")
                 break
             last_poll = time.monotonic()
             if message is None:
@@ -377,22 +377,17 @@ POLL_S = 0.5
 def _compiling(root: int) -> bool:
     """Whether a compiler runs below process `root` (load_inline building at import): the import's
     time is held to --timeout, its compiler's to --build-timeout."""
+    table = guards.process_table()
     children: dict[int, list[int]] = {}
-    names: dict[int, str] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        pid = int(stat.parent.name)
-        names[pid] = text[text.find("(") + 1:text.rfind(")")]
-        children.setdefault(int(text.rsplit(")", 1)[1].split()[1]), []).append(pid)
-    below, found = [root], False
-    while below and not found:
+    for pid, (_, parent) in table.items():
+        children.setdefault(parent, []).append(pid)
+    below = [root]
+    while below:
         pid = below.pop()
-        found = names.get(pid) in COMPILERS
+        if pid in table and table[pid][0] in COMPILERS:
+            return True
         below += children.get(pid, [])
-    return found
+    return False
 
 
 def _death_signal(returncode: int) -> int | None:

@@ -280,9 +280,9 @@ def background_cpu_ms(window_s: float = 0.05) -> float:
 
 # --- child processes (hack 10 by proxy) ---------------------------------------------------------------
 
-def child_processes() -> list[str]:
-    """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
-    me, found = os.getpid(), []
+def process_table() -> dict[int, tuple[str, int]]:
+    """Every process this one can see: pid → (name, parent pid)."""
+    table = {}
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(stat) as file:
@@ -290,9 +290,14 @@ def child_processes() -> list[str]:
         except OSError:  # gone meanwhile
             continue
         name, fields = text[text.find("(") + 1:text.rfind(")")], text.rsplit(")", 1)[1].split()
-        if int(fields[1]) == me:
-            found.append(f"{stat.split('/')[2]} ({name})")
-    return sorted(found)
+        table[int(stat.split("/")[2])] = (name, int(fields[1]))
+    return table
+
+
+def child_processes() -> list[str]:
+    """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
+    me = os.getpid()
+    return sorted(f"{pid} ({name})" for pid, (name, parent) in process_table().items() if parent == me)
 
 
 def adopt_orphans() -> None:
@@ -305,9 +310,9 @@ def adopt_orphans() -> None:
 def modes_left_active() -> list[str]:
     """Torch function or dispatch modes still active when the harness has none: a mode entered at import
     sees every torch call the harness makes on the outputs, and can fill them in just before they are read."""
-    modes = [f"torch function mode ({torch._C._len_torch_function_stack()})"] * bool(torch._C._len_torch_function_stack())
-    modes += [f"dispatch mode ({torch._C._len_torch_dispatch_stack()})"] * bool(torch._C._len_torch_dispatch_stack())
-    return modes
+    depths = {"torch function mode": torch._C._len_torch_function_stack(),
+              "dispatch mode": torch._C._len_torch_dispatch_stack()}
+    return [f"{kind} ({depth})" for kind, depth in depths.items() if depth]
 
 
 def reaped_children_cpu_ms() -> float:
@@ -345,16 +350,15 @@ TAMPER_PATTERNS = {
         "hooks every torch call (the harness's reads of the outputs included)",
     r"\btorch\.compile\b|\b_inductor\b|\b_dynamo\b|\bPyCodeCache\b|\btorch\.jit\b|\btorch\.fx\b":
         "runs PyTorch's own compilers (their generated kernels are PyTorch's work, not the candidate's)",
-    r"\bctypeslib\b|\bfrombuffer\b|\bfrom_dlpack\b|\b__array_interface__\b|\bndarray\s*\(":
-        "views tensor memory as numpy arrays (numpy compute that no hook sees)",
+    r"\bctypeslib\b|\bfrombuffer\b|\bfrom_dlpack\b|\b__array_interface__\b|\bndarray\s*\(|"
+    r"\bfrom_address\b|\bfrom_buffer(_copy)?\b|\bfrom_numpy\b":
+        "views memory through ctypes or numpy (numpy compute that no hook sees)",
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
     r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
         "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
     r"\bat::(cpu|native|meta|compositeexplicitautograd|compositeimplicitautograd)::|"
     r"\bat::cuda::(?!warp_size\b)[a-z][a-z0-9_]*\s*\(":  # ops are snake_case; getCurrentCUDAStream & co pass
         "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)",
-    r"\bfrom_address\b|\bfrom_buffer(_copy)?\b|\bfrom_numpy\b":
-        "views memory through ctypes or numpy (numpy compute that no hook sees)",
 }
 
 

@@ -125,6 +125,13 @@ class Observations:
         self.forged.append(f"phase '{new_phase[:40]}' after '{phase}'")
         return False
 
+    def _answers_fresh_seed(self, what: str, fields: dict, answered: list[dict]) -> bool:
+        """A trial or re-check answers a seed the reference was computed for, once: any other was forged."""
+        if fields.get("seed") in {ref.seed for ref in self.references} - {a["seed"] for a in answered}:
+            return True
+        self.forged.append(f"a {what} for seed {fields.get('seed')!r}, which has no reference or was answered")
+        return False
+
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
         if self.error is None:
@@ -160,10 +167,8 @@ class Observations:
             case "imported":
                 self.imported = dict(f)
             case "trial":
-                if f.get("seed") not in {ref.seed for ref in self.references} - {t["seed"] for t in self.trials}:
-                    self.forged.append(f"a trial for seed {f.get('seed')!r}, which has no reference or was answered")
-                    return
-                self.trials.append(dict(f))
+                if self._answers_fresh_seed("trial", f, self.trials):
+                    self.trials.append(dict(f))
             case "timed_references":
                 self.timed_references = dict(f)
             case "spot_check":
@@ -176,10 +181,8 @@ class Observations:
                 self.timed_ops = dict(f.get("ops", {}))
                 self.watched_calls = f.get("watched_calls")
             case "post_check":
-                if f.get("seed") not in {ref.seed for ref in self.references} - {p["seed"] for p in self.post_checks}:
-                    self.forged.append(f"a re-check for seed {f.get('seed')!r}, which has no reference or was answered")
-                    return
-                self.post_checks.append(dict(f))
+                if self._answers_fresh_seed("re-check", f, self.post_checks):
+                    self.post_checks.append(dict(f))
             case "kernels":
                 self.kernel_rows = list(f["rows"])
             case "final":
