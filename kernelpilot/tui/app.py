@@ -7,6 +7,7 @@ builds, evaluations) runs in a thread worker; its events wait in an inbox that t
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
 import threading
@@ -60,7 +61,7 @@ from kernelpilot.tui.widgets.kernel_view import KernelView
 from kernelpilot.tui.widgets.timing import TimingView
 from kernelpilot.tui.widgets.transcript import Transcript
 
-INBOX_BATCH = 200
+INBOX_BATCH = 50
 """Events handled per turn of the loop: a burst (a replay, fast tokens) is drawn in a few frames,
 and key presses get their turn in between."""
 
@@ -202,7 +203,9 @@ class KernelpilotApp(App[int]):
         self.post_message(SessionFinished(summary))
 
     @on(SessionEventsWaiting)
-    def _on_session_events(self) -> None:
+    async def _on_session_events(self) -> None:
+        """A batch of events at a time, with the loop let in between: a backlog (a replay, a burst of
+        tool calls) drains over several frames instead of holding the loop for all of it."""
         with self._inbox_lock:
             batch = [self._inbox.popleft() for _ in range(min(INBOX_BATCH, len(self._inbox)))]
             more = bool(self._inbox)
@@ -210,6 +213,7 @@ class KernelpilotApp(App[int]):
         for event in batch:
             self._route(event)
         if more:
+            await asyncio.sleep(0)
             self.post_message(SessionEventsWaiting())
 
     def _route(self, event: SessionEvent) -> None:

@@ -26,8 +26,10 @@ from kernelpilot.tui.app import KernelpilotApp
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.gpu import GpuSample
 from kernelpilot.tui.widgets.candidates import CandidatesTable
+from kernelpilot.tui.widgets.compile_log import CompileLog
 from kernelpilot.tui.widgets.diff_view import DiffView
 from kernelpilot.tui.widgets.gpu_panel import describe
+from kernelpilot.tui.widgets.kernel_view import KernelView
 from kernelpilot.tui.widgets.transcript import Transcript
 
 SIZE = (160, 48)
@@ -107,6 +109,28 @@ async def test_selecting_a_candidate_shows_its_diff_correctness_and_timings(proj
         await pilot.pause()
         assert "vs torch.compile 1.51×" in text_of(app, "#timing-report")
         assert app.query_one("#history").data == [0.886, 0.0, 1.51, 0.0, 0.0]
+
+
+async def test_a_build_errors_location_opens_the_kernel_at_that_line(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 4)
+        await pilot.press("5")  # the build log
+        await pilot.pause()
+        links = [segment.style.meta["@click"] for strip in app.query_one(CompileLog).lines for segment in strip
+                 if segment.style and "@click" in segment.style.meta]
+        assert links == ["app.show_source('kernels/relu_bias_scale.cpp', 4)"]
+        await app.run_action(links[0])
+        await pilot.pause()
+        assert app.query_one("#views").active == "tab-kernel"
+        kernel = app.query_one(KernelView)
+        backgrounds = [frozenset(s.style.bgcolor for s in strip if s.text.strip()) for strip in kernel.strips]
+        usual = max(set(backgrounds), key=backgrounds.count)
+        marked = [y for y, background in enumerate(backgrounds) if background and background != usual]
+        source_line = FILES["c3"]["kernels/relu_bias_scale.cpp"].splitlines()[3].strip()
+        assert len(marked) == 1 and kernel.strips[marked[0]].text.split() == ["4", *source_line.split()]
+        assert kernel.scroll_offset.y <= marked[0] < kernel.scroll_offset.y + kernel.scrollable_content_region.height
 
 
 async def test_accept_writes_the_candidate_and_commits_it(project):

@@ -6,17 +6,21 @@ Against the accepted state, hunks can be chosen (space) so that accept takes onl
 
 from __future__ import annotations
 
-from textual import work
+from bisect import bisect_right
+
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Region
 from textual.highlight import highlight
 from textual.reactive import reactive
-from textual.widgets import Label, OptionList
-from textual.widgets.option_list import Option
+from textual.strip import Strip
+from textual.widgets import Label
 
 from kernelpilot.session.accept import Hunk, hunks
+from kernelpilot.tui.widgets.code_lines import CodeLines, Palette, strips_of
 
 BASES = ("accepted", "previous", "best")
 BASE_LABELS = {"accepted": "the accepted state", "previous": "the previous candidate", "best": "the best candidate"}
@@ -25,33 +29,74 @@ BASE_LABELS = {"accepted": "the accepted state", "previous": "the previous candi
 LINE_STYLES = {"+": "on $success-muted", "-": "on $error-muted"}
 
 
-def hunk_body(hunk: Hunk) -> Content:
+def hunk_body(hunk: Hunk) -> list[Content]:
     """The hunk's lines highlighted as one block of its file's language, added and removed lines tinted
     (to the hunk's widest line, so that the tint reads as a block)."""
     code = highlight("\n".join(line[1:] for line in hunk.lines), path=hunk.path).split("\n", allow_blank=True)
     width = max(map(len, hunk.lines), default=0)
-    rows = [Content.assemble(line[:1], highlighted, " " * (width - len(line))).stylize(LINE_STYLES.get(line[:1], ""))
+    return [Content.assemble(line[:1], highlighted, " " * (width - len(line))).stylize(LINE_STYLES.get(line[:1], ""))
             for line, highlighted in zip(hunk.lines, code, strict=True)]
-    return Content("\n").join(rows)
 
 
-def hunk_prompt(hunk: Hunk, body: Content, chosen: bool) -> Content:
+def hunk_header(hunk: Hunk, chosen: bool, current: bool) -> Content:
     mark = "[x] " if chosen else "[ ] "
-    return Content.assemble((f"{mark}{hunk.path} {hunk.header}", "bold"), "\n", body)
+    return Content.styled(f"{mark}{hunk.path} {hunk.header}", "bold reverse" if current else "bold")
 
 
-class HunkList(OptionList):
-    """One option per hunk: a single line-based widget stays cheap to draw with many long hunks."""
+class HunkList(CodeLines):
+    """Each hunk's header, then its lines; the cursor moves from hunk to hunk."""
 
-    BINDINGS = [Binding("space", "toggle_hunk", "Choose hunk", id="toggle_hunk")]
+    BINDINGS = [
+        Binding("up", "move(-1)", "Previous hunk", show=False),
+        Binding("down", "move(1)", "Next hunk", show=False),
+        Binding("space", "toggle_hunk", "Choose hunk", id="toggle_hunk"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.hunks: list[Hunk] = []
+        self.starts: list[int] = []
+        """The line of each hunk's header."""
+        self.chosen: set[str] = set()
+        self.cursor: int | None = None
+
+    def show(self, found: list[Hunk], strips: list[Strip]) -> None:
+        self.hunks, self.chosen, self.cursor = found, set(), None
+        self.starts = [sum(len(hunk.lines) + 1 for hunk in found[:index]) for index in range(len(found))]
+        self.set_strips(strips)
+        self.scroll_home(animate=False)
+        self.move_to(0 if found else None)
+
+    def move_to(self, index: int | None) -> None:
+        previous, self.cursor = self.cursor, index
+        for redrawn in {previous, index} - {None}:
+            self._redraw_header(redrawn)
+        if index is not None:
+            start = self.starts[index]
+            self.scroll_to_region(Region(0, start, 1, len(self.hunks[index].lines) + 1), animate=False, top=False)
+
+    def _redraw_header(self, index: int) -> None:
+        hunk = self.hunks[index]
+        self.replace_line(self.starts[index], hunk_header(hunk, hunk.id in self.chosen, index == self.cursor))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_hunk":
-            return self.parent.base == "accepted" and bool(self.parent.hunks) or None
+            return self.parent.base == "accepted" and bool(self.hunks) or None
         return True
 
+    def action_move(self, step: int) -> None:
+        if self.cursor is not None:
+            self.move_to(min(max(self.cursor + step, 0), len(self.hunks) - 1))
+
     def action_toggle_hunk(self) -> None:
-        self.parent.toggle(self.highlighted)
+        if self.cursor is not None:
+            self.chosen.symmetric_difference_update({self.hunks[self.cursor].id})
+            self._redraw_header(self.cursor)
+
+    def on_click(self, event: events.Click) -> None:
+        index = bisect_right(self.starts, event.y + self.scroll_offset.y) - 1
+        if index >= 0:
+            self.move_to(index)
 
 
 class DiffView(Vertical):
@@ -61,52 +106,48 @@ class DiffView(Vertical):
         super().__init__(**kwargs)
         self.files: dict[str, str] = {}
         self.bases: dict[str, dict[str, str]] = {name: {} for name in BASES}
-        self.hunks: list[Hunk] = []
-        self._bodies: list[Content] = []
-        self.chosen: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Label("Select a candidate to see its diff.", id="diff-title")
         yield HunkList(id="hunks")
 
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _: self._render_hunks())
+
+    @property
+    def hunks(self) -> list[Hunk]:
+        return self.query_one(HunkList).hunks
+
+    @property
+    def chosen(self) -> set[str]:
+        return self.query_one(HunkList).chosen
+
     def show(self, files: dict[str, str], bases: dict[str, dict[str, str]]) -> None:
         self.files, self.bases = files, bases
-        self.chosen.clear()
         self._render_hunks()
 
     def cycle_base(self) -> None:
         self.base = BASES[(BASES.index(self.base) + 1) % len(BASES)]
 
     def watch_base(self) -> None:
-        self.chosen.clear()
         self._render_hunks()
-
-    def toggle(self, index: int | None) -> None:
-        if index is None or self.base != "accepted":
-            return
-        hunk = self.hunks[index]
-        self.chosen.symmetric_difference_update({hunk.id})
-        self.query_one("#hunks", HunkList).replace_option_prompt_at_index(
-            index, hunk_prompt(hunk, self._bodies[index], hunk.id in self.chosen))
 
     def _render_hunks(self) -> None:
         if self.is_mounted:
-            self._diff(self.bases.get(self.base, {}), self.files, self.base)
+            self._diff(self.bases.get(self.base, {}), self.files, self.base, self.query_one(HunkList).palette)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
-    def _diff(self, old: dict[str, str], new: dict[str, str], base: str) -> None:
-        """Diffing and highlighting run here, off the event loop (pygments takes tens of ms a file)."""
+    def _diff(self, old: dict[str, str], new: dict[str, str], base: str, palette: Palette) -> None:
+        """Diffing, highlighting and styling run here, off the event loop (pygments takes tens of ms a file)."""
         found = hunks(old, new) if new else []
-        self.app.call_from_thread(self._show_hunks, found, [hunk_body(hunk) for hunk in found], base)
+        lines = [line for hunk in found for line in (hunk_header(hunk, False, False), *hunk_body(hunk))]
+        self.app.call_from_thread(self._show_hunks, found, strips_of(lines, palette), base)
 
-    def _show_hunks(self, found: list[Hunk], bodies: list[Content], base: str) -> None:
-        self.hunks, self._bodies = found, bodies
-        listing = self.query_one("#hunks", HunkList)
-        listing.set_options(Option(hunk_prompt(h, body, h.id in self.chosen)) for h, body in zip(found, bodies))
-        listing.highlighted = 0 if found else None
+    def _show_hunks(self, found: list[Hunk], strips: list[Strip], base: str) -> None:
+        self.query_one(HunkList).show(found, strips)
         title = f"vs {BASE_LABELS[base]}: {len(found)} hunk{'s' * (len(found) != 1)}"
         if base == "accepted" and found:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"
         if self.files and not found:
             title += " (identical)"
-        self.query_one("#diff-title", Label).update(title)
+        self.query_one("#diff-title", Label).update(title, layout=False)

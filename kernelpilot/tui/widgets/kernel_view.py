@@ -1,58 +1,75 @@
-"""The candidate's files with syntax highlighting (in the app theme's colours); a build error's location
-is highlighted and scrolled to."""
+"""The candidate's files with syntax highlighting (in the app theme's colours), kernels first; a build
+error's location is highlighted and scrolled to."""
 
 from __future__ import annotations
 
 from pathlib import PurePath
 
 from textual import work
-from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.widgets import Static
+from textual.strip import Strip
+
+from kernelpilot.tui.widgets.code_lines import CodeLines, Palette, strips_of
+
+PLACEHOLDER = "Select a candidate to see its kernels."
 
 
-def numbered(path: str, code: str, marked_line: int | None = None) -> Content:
-    """`code` highlighted by its file type, with line numbers; `marked_line` stands out."""
+def numbered(path: str, code: str) -> list[Content]:
+    """`code` highlighted by its file type, with line numbers."""
     lines = highlight(code, path=path).split("\n", allow_blank=True)
     width = len(str(len(lines)))
-    rows = []
-    for number, line in enumerate(lines, 1):
-        row = Content.assemble((f"{number:>{width}} ", "$text-muted"), line)
-        rows.append(row.stylize("on $error-muted") if number == marked_line else row)
-    return Content("\n").join(rows)
+    return [Content.assemble((f"{number:>{width}} ", "$text-muted"), line) for number, line in enumerate(lines, 1)]
 
 
-class KernelView(VerticalScroll):
+class KernelView(CodeLines):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.files: dict[str, str] = {}
-        self._code_views: dict[str, Static] = {}
+        self._numbered: list[Content] = []
+        self._starts: dict[str, int] = {}
+        """The line of each file's first line of code."""
+        self._marked: int | None = None
 
-    def compose(self):
-        yield Static("Select a candidate to see its kernels.", classes="placeholder")
+    def on_mount(self) -> None:
+        self._restyle()
+        self.app.theme_changed_signal.subscribe(self, lambda _: self._restyle())
+
+    def _restyle(self) -> None:
+        if self.files:
+            self.show(self.files)
+        else:
+            self.set_strips(strips_of([Content.styled(PLACEHOLDER, "$text-muted")], self.palette))
+
+    def show(self, files: dict[str, str]) -> None:
+        self._highlight(files, self.palette)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="highlight")
-    def show(self, files: dict[str, str]) -> None:
-        """Highlighting runs here, off the event loop (pygments takes a while on the first file of a kind)."""
-        # Kernels first: they are what the candidate is about.
-        paths = sorted(files, key=lambda p: (not p.startswith("kernels/"), p))
-        highlighted = {path: numbered(path, files[path]) for path in paths}
-        self.app.call_from_thread(self._show, files, highlighted)
+    def _highlight(self, files: dict[str, str], palette: Palette) -> None:
+        """Highlighting and styling run here, off the event loop (pygments takes a while on the first file of
+        a kind)."""
+        lines: list[Content] = []
+        starts: dict[str, int] = {}
+        for path in sorted(files, key=lambda p: (not p.startswith("kernels/"), p)):
+            lines.append(Content.styled(path, "bold $accent"))
+            starts[path] = len(lines)
+            lines.extend(numbered(path, files[path]))
+            lines.append(Content(""))
+        self.app.call_from_thread(self._show, files, lines, starts, strips_of(lines, palette))
 
-    def _show(self, files: dict[str, str], highlighted: dict[str, Content]) -> None:
-        self.files = files
-        self.remove_children()
-        self._code_views = {path: Static(code) for path, code in highlighted.items()}
-        for path, code_view in self._code_views.items():
-            self.mount_all([Static(path, classes="file-title"), code_view])
+    def _show(self, files: dict[str, str], lines: list[Content], starts: dict[str, int], strips: list[Strip]) -> None:
+        self.files, self._numbered, self._starts, self._marked = files, lines, starts, None
+        self.set_strips(strips)
+        self.scroll_home(animate=False)
 
     def show_location(self, path: str, line: int) -> bool:
         """Mark `line` of the file whose name ends like `path`; False when no such file is shown."""
         match = next((p for p in self.files if p == path or p.endswith("/" + PurePath(path).name)), None)
         if match is None:
             return False
-        code_view = self._code_views[match]
-        code_view.update(numbered(match, self.files[match], marked_line=line))
-        self.call_after_refresh(lambda: self.scroll_to(y=code_view.virtual_region.y + line - 5, animate=False))
+        if self._marked is not None:
+            self.replace_line(self._marked, self._numbered[self._marked])
+        self._marked = self._starts[match] + min(max(line, 1), len(self.files[match].splitlines()) or 1) - 1
+        self.replace_line(self._marked, self._numbered[self._marked].stylize("on $error-muted"))
+        self.call_after_refresh(lambda: self.scroll_to(y=self._marked - 5, animate=False))
         return True

@@ -86,7 +86,7 @@ class TimingView(VerticalScroll):
         self.query_one("#history", Sparkline).data = speedups
         best = max(speedups, default=0.0)
         self.query_one("#history-label", Label).update(
-            f"speedup vs torch.compile over {len(speedups)} candidates (best {best:.2f}×)")
+            f"speedup vs torch.compile over {len(speedups)} candidates (best {best:.2f}×)", layout=False)
 
     def show(self, result: EvalResult) -> None:
         self.query_one("#timing-report", Static).update(report(result))

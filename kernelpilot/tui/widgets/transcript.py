@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kernelpilot.agent.textproto import without_tool_calls
+from kernelpilot.tui.widgets.code_lines import resize_content
 
 TOOL_OUTPUT_LIMIT = 4000
 STREAM_REFRESH_S = 0.05
@@ -172,8 +173,7 @@ class Transcript(ScrollView, can_focus=True):
                 entry.height = self._measure(entry)
             self._starts.append(line)
             line += entry.height
-        self.virtual_size = Size(width, line)
-        self.refresh()
+        resize_content(self, Size(width, line))
 
     def _measure(self, entry: Entry) -> int:
         if entry.kind == "tool" and not entry.expanded:
