@@ -354,6 +354,9 @@ TAMPER_PATTERNS = {
     r"\bfrom_address\b|\bfrom_buffer(_copy)?\b|\bfrom_numpy\b":
         "views memory through ctypes or numpy (numpy compute that no hook sees)",
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
+    r"\bPyEval_Get(Frame|Locals|Globals)\b|\bPyFrame_\w+|\bPyThreadState_GetFrame\b|\bPyGC_\w+|\bPyUnstable_\w+":
+        "reaches Python's frames or objects from compiled code (the harness's state, out of the audit hook's sight)",
+    r"\bdl(v)?sym\b": "looks up functions by a name built at run time (what they are, the scan cannot tell)",
     r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
         "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
     r"\bat::(cpu|native|meta|compositeexplicitautograd|compositeimplicitautograd)::|"

@@ -58,6 +58,7 @@ ALLOWED = {
     "spot_check": {"profile"},
     "kernels": {"profile"},
     "final": {"import", "verify", "profile"},
+    "reached": {"import", "verify", "profile"},
     "error": None,
     "done": None,
 }
@@ -99,6 +100,8 @@ class Observations:
     task_checked: bool = False
     seen: set[str] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)
+    """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
     forged: list[str] = field(default_factory=list)
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -187,6 +190,8 @@ class Observations:
                 self.kernel_rows = list(f["rows"])
             case "final":
                 self.final = dict(f)
+            case "reached":
+                self.reached.append(f"{f.get('what')} from {f.get('where')}")
             case "error":
                 scope = str(f.get("scope", "run"))
                 if phase not in TRUSTED_PHASES and scope in ("task", "baseline"):
@@ -217,6 +222,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", f"a second '{kind}' message was written to the harness's channel")
     for what in obs.forged:
         add("tampering", f"a message the harness did not send reached its channel: {what}")
+    for what in obs.reached:
+        add("tampering", f"reached into the harness's frames or memory at run time: {what}")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
     watched_calls = WARMUP_RUNS + run.options.timed_runs
@@ -439,7 +446,7 @@ def timings(run: Run, obs: Observations) -> tuple[dict, dict, float | None, floa
 def judge(run: Run, obs: Observations) -> EvalResult:
     check_task(run, obs)
     built = obs.imported is not None
-    violations = guard_violations(run, obs) if built or obs.forged or obs.duplicates else []
+    violations = guard_violations(run, obs) if built or obs.forged or obs.duplicates or obs.reached else []
     correct, mismatch, outputs, compare_violations = correctness(run, obs) if built else (False, None, [], [])
     violations += compare_violations
     error = obs.error[1] if obs.error else mismatch

@@ -25,7 +25,7 @@ import torch
 import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.manual_seed & co, which the guards watch
 
 from kernelpilot.errors import TaskError
-from kernelpilot.harness import guards, kernels
+from kernelpilot.harness import guards, kernels, reach
 from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.protocol import CHECK_SAMPLES
@@ -214,6 +214,8 @@ class Worker:
         self.threads_before = guards.python_threads()
         modules_before = set(sys.modules)
         model_file = Path(self.job["model_file"])
+        reach.watch_reaches([model_file.parent, Path(self.job["scratch"])],
+                            lambda what, where: self.channel.send("reached", what=what, where=where))
         sys.path.insert(0, str(model_file.parent))
         try:
             module = import_file(model_file, "kernelpilot_candidate")

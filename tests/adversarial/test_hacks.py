@@ -174,6 +174,13 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/numpy_on_ctypes_views.py": "tampering",
     "cpu/swap_audit_code.py": "patched_function",
     "cpu/fifo_on_the_channel.py": "tampering",
+    # reaches into the worker named at run time, out of the source scan's sight, seen by the audit hook:
+    # a traceback's frame (timing samples divided), gc's objects (the cache flush cooled), inspect run
+    # from exec'd code (timed calls skipped); and what library code does with frames, which is no reach
+    "cpu/shrink_timings_via_traceback.py": "tampering",
+    "cpu/cool_flush_via_gc.py": "tampering",
+    "cpu/frames_via_inspect_exec.py": "tampering",
+    "cpu/legit_logs_and_tracebacks.py": PASS,
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
