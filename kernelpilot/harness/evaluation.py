@@ -8,6 +8,7 @@ verdict: it sends observations; comparisons, timing arithmetic and the reward ha
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import secrets
@@ -103,10 +104,10 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
     if options.trials < 1 or options.timed_runs < 1:
         raise UsageError("--trials and --timed-runs must be at least 1")
-    if not options.timeout_s > 0 or not options.build_timeout_s > 0:  # NaN fails both comparisons
-        raise UsageError("timeouts must be positive numbers")
-    if options.tol is not None and not options.tol >= 0:
-        raise UsageError("--tol must be a non-negative number")
+    if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
+        raise UsageError("timeouts must be positive numbers of seconds")
+    if options.tol is not None and not 0 <= options.tol < math.inf:  # an infinite tolerance passes anything
+        raise UsageError("--tol must be a finite, non-negative number")
     if unknown := sorted(set(options.compile_modes) - set(COMPILE_MODES)):
         raise UsageError(f"unknown compile mode {', '.join(unknown)} (use {', '.join(COMPILE_MODES)})")
 

@@ -105,6 +105,8 @@ def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
      "get_inputs() returns Tensor"),
     (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--timeout", "nan"], "positive numbers"),
     (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--tol", "nan"], "non-negative number"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--tol", "inf"], "finite, non-negative"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--build-timeout", "inf"], "positive numbers"),
     (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--compile-modes", "fast"], "unknown compile mode"),
 ])
 def test_unusable_input_is_one_line_and_exit_two(args, message):
