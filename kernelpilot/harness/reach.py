@@ -11,13 +11,13 @@ the candidate's, code it exec'd, or a library function that hands what it reache
 with the candidate's code on the stack. Other library code that looks at its own caller for bookkeeping
 (logging's `findCaller`, typing, torch) hands nothing back and is not the candidate asking.
 
-Not seen here: memory read through a ctypes pointer made from an integer (`c_char_p(address).value`
-raises no event) and C++ that calls Python's C API; the static scan looks for those.
+Not seen here: memory read through ctypes pointers made from an integer (`memmove`, `cast`,
+`c_char_p(address).value` raise no event) and C++ that calls Python's C API; the static scan looks for
+those it can name.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import site
 import sys
@@ -33,16 +33,15 @@ EVENTS = frozenset({
     "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata",
 })
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
-RAW_MEMORY_FUNCTIONS = {ctypes._memmove_addr: "ctypes.memmove", ctypes._memset_addr: "ctypes.memset",
-                        ctypes._cast_addr: "ctypes.cast", ctypes._string_at_addr: "ctypes.string_at"}
 HANDS_BACK = {
     ("inspect.py", name) for name in ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")
 } | {("traceback.py", "walk_stack"), ("traceback.py", "walk_tb"), ("bdb.py", "set_trace"),
      (os.path.join("logging", "__init__.py"), "<lambda>"), (os.path.join("logging", "__init__.py"), "currentframe")
 } | {(module, name) for module in ("profile.py", "cProfile.py") for name in ("run", "runctx", "runcall")
-} | {(os.path.join("ctypes", "__init__.py"), name) for name in ("string_at", "wstring_at", "cast")}
+} | {(os.path.join("ctypes", "__init__.py"), name)
+     for name in ("string_at", "wstring_at", "__getattr__", "__getitem__")}
 """Library functions whose caller gets back what they reach: frames, a hook that will be handed frames,
-raw memory."""
+raw memory, a C API function."""
 
 
 def reached(event: str, args: tuple) -> str | None:
@@ -51,8 +50,6 @@ def reached(event: str, args: tuple) -> str | None:
         return event
     if event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES:
         return f"{type(args[0]).__name__}.{args[1]}"
-    if event == "ctypes.call_function" and args[0] in RAW_MEMORY_FUNCTIONS:
-        return RAW_MEMORY_FUNCTIONS[args[0]]
     if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1].startswith(("Py", "_Py")):
         return f"ctypes lookup of {args[1]}"  # ctypes.pythonapi: the C API, frames and all
     return None
@@ -82,11 +79,15 @@ def _is_exec(frame) -> bool:
     return path.startswith("<") and not path.startswith("<frozen")
 
 
-def _hands_back(frame) -> bool:
-    """One of `HANDS_BACK`, called from outside its own module."""
-    path, caller = frame.f_code.co_filename, frame.f_back
-    return (any(path.endswith(os.sep + module) and frame.f_code.co_name == name for module, name in HANDS_BACK)
-            and (caller is None or caller.f_code.co_filename != path))
+def _handed_back_to(asker):
+    """Who gets back what the asker reached, when the asker is a `HANDS_BACK` function or code it calls
+    in its own module: that function's caller. None otherwise."""
+    entry, path = asker, asker.f_code.co_filename
+    while entry.f_back is not None and entry.f_back.f_code.co_filename == path:
+        entry = entry.f_back
+    if any(path.endswith(os.sep + module) and entry.f_code.co_name == name for module, name in HANDS_BACK):
+        return entry.f_back
+    return None
 
 
 class ReachWatch:
@@ -109,8 +110,8 @@ class ReachWatch:
         """The candidate's `file:line` that gets the answer: the asker itself, or the caller of exec'd code or
         of a `HANDS_BACK` function, looking through the standard library (a callback that contextlib runs).
         None for library bookkeeping and for the harness's own calls."""
-        if _hands_back(asker):
-            frame = asker.f_back
+        if (receiver := _handed_back_to(asker)) is not None:
+            frame = receiver
         elif self.is_candidates(asker.f_code.co_filename) or _is_exec(asker):
             frame = asker
         else:

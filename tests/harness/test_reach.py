@@ -52,6 +52,10 @@ def raw_memory_read():
     return ctypes.string_at(id(ctypes), 8)
 
 
+def c_api_lookup():
+    return ctypes.pythonapi.PyEval_GetFrame
+
+
 def frame_through_a_library_callback():
     with contextlib.ExitStack() as stack:
         stack.callback(inspect.currentframe)
@@ -104,6 +108,7 @@ REACHES = {
     "generator_frame": ["generator.gi_frame"],
     "objects_by_built_name": ["gc.get_objects"],
     "raw_memory_read": ["ctypes.string_at"],
+    "c_api_lookup": ["ctypes lookup of PyEval_GetFrame"],
     "frame_through_a_library_callback": ["sys._getframe"],
     "exec_through_a_library_callback": ["sys._getframe"],
 }
