@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import torch
+
 EVENTS = frozenset({
     "sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
     "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
@@ -63,13 +65,9 @@ def _folders(*paths: str) -> tuple[str, ...]:
 def library_folders() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Where the standard library, and installed packages with PyTorch and the harness, live: never the
     candidate's code."""
-    import torch
-
-    import kernelpilot
-
     paths = sysconfig.get_paths()
     packages = _folders(paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages(),
-                        str(Path(torch.__file__).parents[1]), str(Path(kernelpilot.__file__).parent))
+                        str(Path(torch.__file__).parents[1]), str(Path(__file__).resolve().parents[1]))
     return _folders(paths["stdlib"], paths["platstdlib"]), packages
 
 

@@ -7,6 +7,7 @@ Against the accepted state, hunks can be chosen (space) so that accept takes onl
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -62,7 +63,7 @@ class HunkList(CodeLines):
 
     def show(self, found: list[Hunk], strips: list[Strip]) -> None:
         self.hunks, self.chosen, self.cursor = found, set(), None
-        self.starts = [sum(len(hunk.lines) + 1 for hunk in found[:index]) for index in range(len(found))]
+        self.starts = list(accumulate((len(hunk.lines) + 1 for hunk in found), initial=0))[:len(found)]
         self.set_strips(strips)
         self.scroll_home(animate=False)
         self.move_to(0 if found else None)
