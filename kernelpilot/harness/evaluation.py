@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from kernelpilot.errors import UsageError
-from kernelpilot.harness import baselines, guards, ncu
+from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import TRUSTED_PHASES, Observations, check_task, judge
@@ -36,6 +36,8 @@ from kernelpilot.harness.protocol import (
     INPUT_SETS,
     L2_FLUSH_BYTES,
     POST_TIMING_CHECKS,
+    TIMED_RUNS,
+    VERIFY_TRIALS,
     WARMUP_RUNS,
     EvalOptions,
 )
@@ -102,8 +104,8 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
     if options.policy not in ("strict", "mixed"):
         raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
-    if options.trials < 1 or options.timed_runs < 1:
-        raise UsageError("--trials and --timed-runs must be at least 1")
+    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:  # fewer would make the verdict cheaper to fool
+        raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
     if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
         raise UsageError("timeouts must be positive numbers of seconds")
     if options.tol is not None and not 0 <= options.tol < math.inf:  # an infinite tolerance passes anything
@@ -336,6 +338,8 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
+            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
+                _read_links(process.pid, observations)
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
@@ -378,17 +382,14 @@ POLL_S = 0.5
 def _compiling(root: int) -> bool:
     """Whether a compiler runs below process `root` (load_inline building at import): the import's
     time is held to --timeout, its compiler's to --build-timeout."""
-    table = guards.process_table()
-    children: dict[int, list[int]] = {}
-    for pid, (_, parent) in table.items():
-        children.setdefault(parent, []).append(pid)
-    below = [root]
-    while below:
-        pid = below.pop()
-        if pid in table and table[pid][0] in COMPILERS:
-            return True
-        below += children.get(pid, [])
-    return False
+    return any(name in COMPILERS for name in guards.descendants(root).values())
+
+
+def _read_links(root: int, observations: Observations) -> None:
+    """Scan each shared object newly mapped below `root` for calls the candidate must not make."""
+    for path, readable in linked.mapped_libraries(list(guards.descendants(root))).items():
+        if path not in observations.linked:
+            observations.linked[path] = linked.linked_findings(path, readable)
 
 
 def _death_signal(returncode: int) -> int | None:

@@ -294,6 +294,21 @@ def process_table() -> dict[int, tuple[str, int]]:
     return table
 
 
+def descendants(root: int) -> dict[int, str]:
+    """`root` and every process below it: pid → name."""
+    table = process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (_, parent) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, below = {}, [root]
+    while below:
+        pid = below.pop()
+        if pid in table:
+            found[pid] = table[pid][0]
+        below += children.get(pid, [])
+    return found
+
+
 def child_processes() -> list[str]:
     """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
     me = os.getpid()
@@ -323,6 +338,11 @@ def reaped_children_cpu_ms() -> float:
 
 # --- static scan of the candidate's sources (tampering) ---------------------------------------------
 
+BELOW_DISPATCHER = "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)"
+REDISPATCH = "calls PyTorch's dispatcher below its Python and profiler keys (ops the audit cannot see)"
+BLAS_DIRECT = "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)"
+NAME_BUILT_AT_RUN_TIME = "looks up functions by a name built at run time (what they are, the scan cannot tell)"
+
 TAMPER_PATTERNS = {
     r"\bkernelpilot\.harness\.(worker|guards|audit|channel|timing|verify|evaluate|sandbox|protocol)\b":
         "imports the harness's internals",
@@ -344,8 +364,7 @@ TAMPER_PATTERNS = {
     r"\blaunch_counts\b|\bkernels\.profiling\b|\b_perf_counter\b|\b(Worker|Parent)Channel\b":
         "touches the harness's bookkeeping",
     r"\bbuiltins\b|__builtins__": "edits Python's builtins",
-    r"\bredispatch\b|\bDispatchKeySet\b|\b_dispatch_\w+|\bDispatchKey\b":
-        "calls PyTorch's dispatcher below its Python and profiler keys (ops the audit cannot see)",
+    r"\bredispatch\b|\bDispatchKeySet\b|\b_dispatch_\w+|\bDispatchKey\b": REDISPATCH,
     r"\bTorchFunctionMode\b|\bTorchDispatchMode\b|\b__torch_function__\b|\b__torch_dispatch__\b":
         "hooks every torch call (the harness's reads of the outputs included)",
     r"\btorch\.compile\b|\b_inductor\b|\b_dynamo\b|\bPyCodeCache\b|\btorch\.jit\b|\btorch\.fx\b":
@@ -356,12 +375,10 @@ TAMPER_PATTERNS = {
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
     r"\bPyEval_Get(Frame|Locals|Globals)\b|\bPyFrame_\w+|\bPyThreadState_GetFrame\b|\bPyGC_\w+|\bPyUnstable_\w+":
         "reaches Python's frames or objects from compiled code (the harness's state, out of the audit hook's sight)",
-    r"\bdl(v)?sym\b": "looks up functions by a name built at run time (what they are, the scan cannot tell)",
-    r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)":
-        "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)",
-    r"\bat::(cpu|native|meta|compositeexplicitautograd|compositeimplicitautograd)::|"
-    r"\bat::cuda::(?!warp_size\b)[a-z][a-z0-9_]*\s*\(":  # ops are snake_case; getCurrentCUDAStream & co pass
-        "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)",
+    r"\bdl(v)?sym\b": NAME_BUILT_AT_RUN_TIME,
+    r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)": BLAS_DIRECT,
+    r"\bat\s*::\s*(cpu|native|meta|composite\w*)\b|"  # `namespace k = at::cpu;` too
+    r"\bat::cuda::(?!warp_size\b)[a-z][a-z0-9_]*\s*\(": BELOW_DISPATCHER,  # ops are snake_case: getCurrentCUDAStream passes
 }
 
 

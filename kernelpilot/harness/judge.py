@@ -102,6 +102,8 @@ class Observations:
     duplicates: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)
     """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
+    linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Shared objects the candidate's processes mapped (outside the installation), with what their symbols call."""
     forged: list[str] = field(default_factory=list)
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -224,6 +226,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", f"a message the harness did not send reached its channel: {what}")
     for what in obs.reached:
         add("tampering", f"reached into the harness's frames or memory at run time: {what}")
+    for finding in (finding for findings in obs.linked.values() for finding in findings):
+        add("tampering", finding)
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
     watched_calls = WARMUP_RUNS + run.options.timed_runs

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kernelpilot.harness.guards import is_dense
 from kernelpilot.harness.protocol import CALIBRATION_FACTOR, TOLERANCE
 from kernelpilot.harness.result import Mismatch, OutputCheck
 
@@ -116,7 +117,7 @@ def compare_output(index: int, actual: torch.Tensor, reference: Reference, atol:
 
 
 def structural_problem(actual: list[torch.Tensor | None], reference: Reference) -> str | None:
-    """A count, shape or dtype that differs from the reference: wrong before any value is read."""
+    """A count, shape, dtype or memory layout that differs from the reference: wrong before any value is read."""
     if len(actual) != len(reference.native):
         return f"forward returned {len(actual)} outputs, the reference {len(reference.native)}"
     for i, (out, ref) in enumerate(zip(actual, reference.native)):
@@ -126,7 +127,15 @@ def structural_problem(actual: list[torch.Tensor | None], reference: Reference) 
             return f"output {i} has shape {tuple(out.shape)}, the reference {tuple(ref.shape)}"
         if out.dtype != ref.dtype:
             return f"output {i} has dtype {out.dtype}, the reference {ref.dtype}"
+        if is_dense(ref) and _layout(out) != _layout(ref):
+            return f"output {i} has strides {out.stride()}, the reference {ref.stride()}"
     return None
+
+
+def _layout(t: torch.Tensor) -> tuple[int, ...]:
+    """Strides of the dimensions that have them: code after forward may `view` the output as eager laid it
+    out (torch.compile matches eager's strides for the same reason)."""
+    return tuple(stride for size, stride in zip(t.shape, t.stride()) if size > 1)
 
 
 def check_outputs(actual: list[torch.Tensor | None], reference: Reference, tol: float | None) -> list[OutputCheck]:

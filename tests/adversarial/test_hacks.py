@@ -181,6 +181,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/cool_flush_via_gc.py": "tampering",
     "cpu/frames_via_inspect_exec.py": "tampering",
     "cpu/legit_logs_and_tracebacks.py": PASS,
+    # the same ATen kernels by a name no source line spells (a macro pastes it): the extension's linked symbols
+    "cpu/aten_kernels_by_pasted_name.py": "tampering",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -232,7 +234,7 @@ HONEST_COUNTERPART: dict[str, str] = {
 }
 
 SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py",
-        "cpu/aten_cpu_kernels_from_cpp.py"}
+        "cpu/aten_cpu_kernels_from_cpp.py", "cpu/aten_kernels_by_pasted_name.py"}
 """`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
 
 DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]

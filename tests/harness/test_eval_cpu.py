@@ -98,7 +98,7 @@ def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
     (["eval", "nope.py", str(CASES / "fused"), "--device", "cpu"], "task file not found"),
     (["eval", str(CASES / "missing_names.py"), str(CASES / "fused"), "--device", "cpu"], "does not define"),
     (["eval", str(SMALL), str(CASES / "nothing_here"), "--device", "cpu"], "candidate not found"),
-    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--trials", "0"], "at least 1"),
+    (["eval", str(SMALL), str(CASES / "fused"), "--device", "cpu", "--trials", "3"], "--trials must be at least 5"),
     (["eval", str(SMALL)], "required"),
     (["eval", str(CASES), str(CASES / "fused"), "--device", "cpu"], "is a directory"),
     (["eval", str(CASES / "inputs_tensor.py"), str(CASES / "single_file.py"), "--device", "cpu", "--json"],
@@ -128,6 +128,12 @@ def test_a_forward_that_returns_no_tensor_is_a_wrong_answer_named_as_such():
     assert result.reward == -1 and not result.correct
     assert "forward returned NoneType where the reference returns tensors" in result.error
     assert "tensor_subclass" not in [v.check for v in result.violations]
+
+
+def test_right_values_in_another_memory_layout_are_wrong_with_the_strides_named():
+    result = evaluate(SMALL, CASES / "column_major.py", CPU)
+    assert result.built and not result.correct and result.reward == -1
+    assert "strides (1, 256), the reference (1024, 1)" in result.error
 
 
 def test_degenerate_task_is_rejected_with_exit_two():

@@ -1,0 +1,90 @@
+"""What the candidate's compiled code calls, read by the parent from the worker's memory map.
+
+The source scan (`guards.tamper_findings`) reads `at::cpu::add(x, b)`, not `namespace k = at::cpu;
+k::add(x, b)` nor a name pasted together by a macro. The linker cannot be talked round that way: a call
+into a library the candidate did not build is an undefined symbol of its shared object, named in full.
+So the parent lists the shared objects mapped into the worker's processes (a mapping cannot be hidden
+from /proc), leaves out those of the Python installation and the system, and reads the undefined
+symbols of the rest with `nm`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, NAME_BUILT_AT_RUN_TIME, REDISPATCH
+
+LINKED_PATTERNS = {
+    r"^at::(cpu|native|meta|composite\w*)::|^at::cuda::(?!warp_size\b)[a-z][a-z0-9_]*[(<]": BELOW_DISPATCHER,
+    r"^at::_ops::\w+::redispatch\(": REDISPATCH,
+    r"^(cblas_|mkl_|dnnl_)|^[sdcz]gemm_?$": BLAS_DIRECT,
+    r"^dl(v)?sym$": NAME_BUILT_AT_RUN_TIME,
+}
+"""Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs."""
+
+SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/", "/etc/")
+
+
+@functools.cache
+def _installed_roots() -> tuple[str, ...]:
+    """Folders of libraries the candidate did not build: the interpreter's, its packages' and the system's."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, site.getusersitepackages(), *site.getsitepackages()}
+    return tuple(f"{Path(r).resolve()}/" for r in roots) + SYSTEM_ROOTS
+
+
+def mapped_libraries(pids: list[int]) -> dict[str, str]:
+    """Executable file mappings of `pids` outside the installed roots: path → where the parent reads it.
+
+    The path is the one the process sees (its mount namespace may differ), so the file is read through
+    `/proc/PID/root`, or through `/proc/PID/map_files` when it was deleted after it was loaded.
+    """
+    found: dict[str, str] = {}
+    for pid in pids:
+        try:
+            lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        except OSError:  # gone meanwhile
+            continue
+        for line in lines:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
+                continue
+            path = fields[5].removesuffix(" (deleted)")
+            if path.startswith(_installed_roots()) or path in found:
+                continue
+            through_root = f"/proc/{pid}/root{path}"
+            found[path] = through_root if Path(through_root).is_file() else f"/proc/{pid}/map_files/{fields[0]}"
+    return found
+
+
+def linked_findings(path: str, readable: str) -> tuple[str, ...]:
+    """The undefined symbols of one shared object that call what the candidate must not, with why."""
+    try:
+        identity = os.stat(readable)
+    except OSError as error:
+        return (f"{path}: mapped, but cannot be read ({error.strerror})",)
+    return _symbol_findings(path, readable, (identity.st_dev, identity.st_ino, identity.st_size, identity.st_mtime_ns))
+
+
+@functools.cache
+def _symbol_findings(path: str, readable: str, identity: tuple[int, ...]) -> tuple[str, ...]:
+    """Cached by the file's identity: an agent's session rebuilds the same extension name many times."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return (f"{path}: its symbols cannot be read (no nm on PATH)",)
+    listing = subprocess.run([nm, "-D", "--undefined-only", "--demangle", readable], capture_output=True,
+                             text=True, timeout=60)
+    if listing.returncode != 0:
+        return () if "file format not recognized" in listing.stderr else (f"{path}: {listing.stderr.strip()[:200]}",)
+    findings = []
+    for line in listing.stdout.splitlines():
+        symbol = line.split(maxsplit=1)[-1].split("@")[0]
+        findings += [f"{Path(path).name} links {symbol}: {why}" for pattern, why in LINKED_PATTERNS.items()
+                     if re.search(pattern, symbol)]
+    return tuple(findings)
