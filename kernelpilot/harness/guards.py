@@ -398,20 +398,42 @@ def _docstring_lines(text: str) -> set[int]:
     return lines
 
 
+CPP_COMMENTS_AND_LITERALS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def _blank_cpp_comments(code: str) -> str:
+    """C/C++ code with its comments blanked (newlines kept, so line numbers hold); literals left alone."""
+    return CPP_COMMENTS_AND_LITERALS.sub(
+        lambda m: m.group() if m.group()[0] in "\"'" else re.sub(r"[^\n]", " ", m.group()), code)
+
+
 def _without_comments(name: str, text: str) -> list[str]:
-    """The file's lines with comments blanked: by Python's tokenizer for `.py` files (a `#` inside a
-    string is no comment), and C++ sources as they are."""
-    lines = text.splitlines()
+    """The file's lines with comments blanked, so that prose about a hack is not taken for the hack:
+    C++ sources' comments, and in a `.py` file Python's comments (by its tokenizer: a `#` inside a
+    string is no comment) and the C++ comments inside its strings (`load_inline` sources)."""
     if not name.endswith(".py"):
-        return lines
+        return _blank_cpp_comments(text).splitlines()
+    lines = text.splitlines()
     try:
-        comments = [token.start for token in tokenize.generate_tokens(io.StringIO(text).readline)
-                    if token.type == tokenize.COMMENT]
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return lines
-    for row, col in comments:
-        lines[row - 1] = lines[row - 1][:col]
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            row, col = token.start
+            lines[row - 1] = lines[row - 1][:col] + " " * (len(lines[row - 1]) - col)
+        elif token.type == tokenize.STRING and "/" in token.string:
+            _splice(lines, token.start, token.end, _blank_cpp_comments(token.string))
     return lines
+
+
+def _splice(lines: list[str], start: tuple[int, int], end: tuple[int, int], new: str) -> None:
+    """Put `new` (as long as the text it replaces, line for line) between tokenizer positions."""
+    (first, col), (last, end_col) = start, end
+    pieces = new.split("\n")
+    pieces[0] = lines[first - 1][:col] + pieces[0]
+    pieces[-1] += lines[last - 1][end_col:]
+    lines[first - 1:last] = pieces
 
 
 def tamper_findings(sources: dict[str, str]) -> list[str]:
