@@ -17,8 +17,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from typing import IO
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -294,12 +296,13 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     options = run.options
     (run.scratch / "tmp").mkdir(exist_ok=True)
     read_fd, write_fd = os.pipe()
-    stdout_log = open(run.scratch / "worker.log", "wb")
     cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY],
                     writable=[run.scratch, cache_dir("torch_extensions")])
-    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=stdout_log, stderr=subprocess.STDOUT,
+    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
     os.close(write_fd)
+    output = OutputTail(process.stdout)
+    output.start()
     assert process.stdin is not None
     channel_key = secrets.token_bytes(32)
     process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd, channel_key)).encode() + b"\n")
@@ -362,9 +365,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
         _stop(process)
         os.close(read_fd)
-        stdout_log.close()
-    output = (run.scratch / "worker.log").read_text(errors="replace")
-    observations.worker_output = "\n".join(line for line in output.splitlines()[-40:] if not line.startswith("USDT:"))
+        output.join(timeout=2)
+    observations.worker_output = "\n".join(line for line in output.text().splitlines()[-40:]
+                                           if not line.startswith("USDT:"))
     if observations.finished or observations.error:
         return
     whose = "the task's" if phase in TRUSTED_PHASES else "the candidate's"  # no candidate code ran before import
@@ -372,6 +375,27 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
         observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
+
+
+class OutputTail(threading.Thread):
+    """Drains the worker's stdout and stderr and keeps only their end: a candidate that prints without
+    end fills neither the disk nor the judge's memory, and never blocks on a full pipe."""
+
+    KEEP_BYTES = 64 * 1024
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self._stream = stream
+        self._tail = bytearray()
+
+    def run(self) -> None:
+        while chunk := self._stream.read1(1 << 16):
+            self._tail += chunk
+            del self._tail[:-self.KEEP_BYTES]
+        self._stream.close()
+
+    def text(self) -> str:
+        return self._tail.decode(errors="replace")
 
 
 COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",

@@ -136,6 +136,12 @@ def test_right_values_in_another_memory_layout_are_wrong_with_the_strides_named(
     assert "strides (1, 256), the reference (1024, 1)" in result.error
 
 
+def test_a_flood_of_output_is_drained_and_only_its_end_kept():
+    result = evaluate(SMALL, CASES / "floods_output.py", CPU)
+    assert result.reward == -1 and result.error.startswith("verify: RuntimeError: flooded")
+    assert result.error.endswith("the last words after the flood") and len(result.error) < 4000
+
+
 def test_degenerate_task_is_rejected_with_exit_two():
     proc = kernelpilot("eval", str(CASES / "degenerate.py"), str(CASES / "single_file.py"), "--device", "cpu")
     assert proc.returncode == 2
