@@ -371,7 +371,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     if observations.finished or observations.error:
         return
     whose = "the task's" if phase in TRUSTED_PHASES else "the candidate's"  # no candidate code ran before import
-    if signum := _death_signal(process.returncode):
+    if (signum := _death_signal(process.returncode)) == signal.SIGKILL:
+        observations.fail(phase, f"{whose} process was killed (SIGKILL) during {phase}: out of memory, most likely "
+                                 "(the kernel's OOM killer takes it first)")
+    elif signum:
         observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")

@@ -23,6 +23,7 @@ import time
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -320,6 +321,13 @@ def adopt_orphans() -> None:
     double fork) is re-parented here, where `child_processes` sees it, rather than to init."""
     pr_set_child_subreaper = 36
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
+def first_to_go_when_memory_runs_out() -> None:
+    """Make the kernel's out-of-memory killer pick this process (and what it starts) before any other:
+    a candidate that exhausts memory then ends its own evaluation, never the judge or the user's TUI."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000")
 
 
 def modes_left_active() -> list[str]:

@@ -43,7 +43,8 @@ def check_task_file(path: Path) -> None:
     try:
         compile(source, str(path), "exec")
     except SyntaxError as error:
-        raise TaskError(f"task {path.name} has a syntax error at line {error.lineno}: {error.msg}") from None
+        where = f" at line {error.lineno}" if error.lineno else ""
+        raise TaskError(f"task {path.name} has a syntax error{where}: {error.msg}") from None
     missing = [name for name in TASK_NAMES if name not in source]
     if missing:
         raise TaskError(f"task {path.name} does not define {', '.join(missing)} (KernelBench format: "

@@ -418,6 +418,7 @@ class Worker:
 
 def main() -> None:
     guards.adopt_orphans()
+    guards.first_to_go_when_memory_runs_out()
     job = json.loads(sys.stdin.readline())
     channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]), bytes.fromhex(job.pop("channel_key")))
     worker = Worker(job, channel)
