@@ -29,14 +29,15 @@ LINKED_PATTERNS = {
 }
 """Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs."""
 
-SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/", "/etc/")
+SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/")
 
 
 @functools.cache
 def _installed_roots() -> tuple[str, ...]:
     """Folders of libraries the candidate did not build: the interpreter's, its packages' and the system's."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, site.getusersitepackages(), *site.getsitepackages()}
-    return tuple(f"{Path(r).resolve()}/" for r in roots) + SYSTEM_ROOTS
+    folders = {Path(root).resolve() for root in roots} - {Path("/")}  # an interpreter installed at / vouches for nothing
+    return tuple(f"{folder}/" for folder in folders) + SYSTEM_ROOTS
 
 
 def mapped_libraries(pids: list[int]) -> dict[str, str]:

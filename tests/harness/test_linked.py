@@ -1,0 +1,45 @@
+"""The linked-symbol scan: what a candidate's shared object calls, whatever its source called it."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+from pathlib import Path
+
+from kernelpilot.harness.linked import linked_findings, mapped_libraries
+
+HONEST = 'void relu(const float* x, float* out, long n) { for (long i = 0; i < n; ++i) out[i] = x[i] > 0 ? x[i] : 0; }\n'
+LIBRARY_WORK = '''#include <dlfcn.h>
+#define CAT(a, b) a##b
+void CAT(cblas_, sgemm)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+void mm(const float* a, const float* b, float* c, int n) {
+  CAT(cblas_, sgemm)(101, 111, 111, n, n, n, 1.f, a, n, b, n, 0.f, c, n);
+  void (*f)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "some_kernel");
+  if (f) f();
+}
+'''
+
+
+def shared_object(folder: Path, name: str, source: str) -> Path:
+    (folder / f"{name}.c").write_text(source)
+    library = folder / f"lib{name}.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", str(folder / f"{name}.c"), "-o", str(library)], check=True)
+    return library
+
+
+def test_calls_into_a_blas_and_dlsym_are_found_though_no_source_line_names_them(tmp_path):
+    library = shared_object(tmp_path, "mm", LIBRARY_WORK)
+    findings = linked_findings(str(library), str(library))
+    assert any("links cblas_sgemm" in f and "BLAS" in f for f in findings), findings
+    assert any("links dlsym" in f for f in findings), findings
+    honest = shared_object(tmp_path, "relu", HONEST)
+    assert linked_findings(str(honest), str(honest)) == ()
+
+
+def test_a_loaded_library_outside_the_installation_is_listed_and_python_itself_is_not(tmp_path):
+    library = shared_object(tmp_path, "relu", HONEST)
+    ctypes.CDLL(str(library))
+    mapped = mapped_libraries([os.getpid()])
+    assert str(library) in mapped and Path(mapped[str(library)]).is_file()
+    assert not any("libpython" in path or "libtorch" in path for path in mapped)
