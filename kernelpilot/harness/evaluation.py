@@ -342,7 +342,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 log(f"[{phase}]")
             observations.receive(message, phase)
             if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
-                _read_links(process.pid, observations)
+                _read_links(process.pid, observations, phase)
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
@@ -412,11 +412,15 @@ def _compiling(root: int) -> bool:
     return any(name in COMPILERS for name in guards.descendants(root).values())
 
 
-def _read_links(root: int, observations: Observations) -> None:
-    """Scan each shared object newly mapped below `root` for calls the candidate must not make."""
+def _read_links(root: int, observations: Observations, phase: str) -> None:
+    """Scan each shared object newly mapped below `root` for calls the candidate must not make.
+
+    Those mapped when the import begins (the worker waits for the parent then) are the harness's:
+    torch.compile's generated kernels for the baseline.
+    """
     for path, readable in linked.mapped_libraries(list(guards.descendants(root))).items():
         if path not in observations.linked:
-            observations.linked[path] = linked.linked_findings(path, readable)
+            observations.linked[path] = () if phase == "import" else linked.linked_findings(path, readable)
 
 
 def _death_signal(returncode: int) -> int | None:

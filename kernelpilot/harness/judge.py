@@ -103,7 +103,8 @@ class Observations:
     reached: list[str] = field(default_factory=list)
     """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
     linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Shared objects the candidate's processes mapped (outside the installation), with what their symbols call."""
+    """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
+    for those mapped before the candidate's import)."""
     forged: list[str] = field(default_factory=list)
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
