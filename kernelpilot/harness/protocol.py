@@ -19,10 +19,10 @@ TIMING_LOOP_VERSION = 4
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
 
-CHECKED_TIMED_RUNS = 3
+CHECKED_TIMED_RUNS = 6
 """Timed runs checked against eager's answer, picked by the parent and named to the worker only after
-each ran: a candidate that cheats in the half of the runs it takes to move the median is caught with
-probability ≥ 1 − 0.5³."""
+each ran: a candidate that cheats in the 16 of 30 runs it takes to move the median escapes only when all
+six checks fall among its 14 honest runs, C(14,6)/C(30,6) = 0.5 % of evaluations (three checks: 9 %)."""
 
 CHECK_SAMPLES = 4096
 """Elements of each output compared, at positions only the parent knows, when a timed run is checked."""
