@@ -162,10 +162,7 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "timing_seeds": [secrets.randbelow(2**31) for _ in range(INPUT_SETS)],
             "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
             "factor_seed": secrets.randbelow(2**31),
-            "check_seed": secrets.randbelow(2**31),
-            # the parent's alone: never sent
-            "checked_runs": sorted(secrets.SystemRandom().sample(range(options.timed_runs),
-                                                                 options.checked_timed_runs)),
+            "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
         }
         run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
                   seeds)
@@ -259,7 +256,7 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: by
         "reference_seeds": reference_seeds(run),
         "timing_seeds": run.seeds["timing_seeds"],
         "factor_seed": run.seeds["factor_seed"],
-        "check_seed": run.seeds["check_seed"],
+        "check_seeds": run.seeds["check_seeds"],
         "warmup": WARMUP_RUNS,
         "timed_runs": options.timed_runs,
         "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
@@ -351,9 +348,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             if message.kind == "imported" and not process.stdin.closed:
                 _send_line(process, _candidate_job(run), close=False)
             if message.kind == "timed_run" and not process.stdin.closed:
-                checked = phase == "profile" and observations.timed_run_is_checked(message.fields.get("run"),
-                                                                                  run.seeds["checked_runs"])
-                _send_line(process, {"check": checked}, close=False)
+                answer = observations.answer_timed_run(message.fields.get("run"), run.seeds["check_seeds"]) \
+                    if phase == "profile" else {}
+                _send_line(process, answer, close=False)
             if message.kind == "timing" and not process.stdin.closed:
                 process.stdin.close()
             if message.kind == "done":

@@ -349,7 +349,6 @@ def reaped_children_cpu_ms() -> float:
 BELOW_DISPATCHER = "calls ATen's kernels directly, below the dispatcher (PyTorch's compute, unseen by the audit)"
 REDISPATCH = "calls PyTorch's dispatcher below its Python and profiler keys (ops the audit cannot see)"
 BLAS_DIRECT = "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)"
-NAME_BUILT_AT_RUN_TIME = "looks up functions by a name built at run time (what they are, the scan cannot tell)"
 
 TAMPER_PATTERNS = {
     r"\bkernelpilot\.harness\.(worker|guards|audit|channel|timing|verify|evaluate|sandbox|protocol)\b":
@@ -383,7 +382,7 @@ TAMPER_PATTERNS = {
     r"\bprctl\b|\bsetsid\b|\bos\.fork\b": "detaches processes from the harness's watch",
     r"\bPyEval_Get(Frame|Locals|Globals)\b|\bPyFrame_\w+|\bPyThreadState_GetFrame\b|\bPyGC_\w+|\bPyUnstable_\w+":
         "reaches Python's frames or objects from compiled code (the harness's state, out of the audit hook's sight)",
-    r"\bdl(v)?sym\b": NAME_BUILT_AT_RUN_TIME,
+    r"\bdl(v)?sym\b": "looks up functions by a name built at run time (what they are, the scan cannot tell)",
     r"\blibtorch\w*|\bRTLD_NOLOAD\b|\b(cblas_\w+|[sdcz]gemm_)": BLAS_DIRECT,
     r"\bat\s*::\s*(cpu|native|meta|composite\w*)\b|"  # `namespace k = at::cpu;` too
     r"\bat::cuda::(?!warp_size\b)[a-z][a-z0-9_]*\s*\(": BELOW_DISPATCHER,  # ops are snake_case: getCurrentCUDAStream passes

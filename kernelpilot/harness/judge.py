@@ -88,8 +88,7 @@ class Observations:
     """Eager's answers in every timed run, sampled at positions only the parent knows."""
     timed_runs_answered: int = 0
     spot_checks: list[dict] = field(default_factory=list)
-    """The answers of the checked timed runs, picked at random by the parent and named only after they ran."""
-    runs_named_checked: set[int] = field(default_factory=set)
+    """Every timed run's answers at positions the parent named only after the run."""
     kernel_rows: list[dict] = field(default_factory=list)
     final: dict = field(default_factory=dict)
     error: tuple[str, str] | None = None
@@ -111,17 +110,14 @@ class Observations:
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
 
-    def timed_run_is_checked(self, run: object, checked_runs: list[int]) -> bool:
-        """The parent's answer after each timed run. The worker reports runs once each and in order:
-        any other report was forged to learn which runs are checked."""
+    def answer_timed_run(self, run: object, check_seeds: list[int]) -> dict:
+        """The parent's answer after each of the candidate's timed runs: the seed of the positions to check.
+        The worker reports runs once each and in order: any other report was forged to learn the seeds."""
         expected, self.timed_runs_answered = self.timed_runs_answered, self.timed_runs_answered + 1
-        if run != expected:
+        if run != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
-            return False
-        if run in checked_runs:
-            self.runs_named_checked.add(run)
-            return True
-        return False
+            return {}
+        return {"check_seed": check_seeds[expected]}
 
     def moves_on(self, phase: str, new_phase: str) -> bool:
         """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
@@ -178,8 +174,8 @@ class Observations:
             case "timed_references":
                 self.timed_references = dict(f)
             case "spot_check":
-                if f.get("run") not in self.runs_named_checked - {c["run"] for c in self.spot_checks}:
-                    self.duplicates.append("spot_check")  # a run never named, or one answered twice
+                if f.get("run") not in set(range(self.timed_runs_answered)) - {c["run"] for c in self.spot_checks}:
+                    self.duplicates.append("spot_check")  # a run not yet answered, or one checked twice
                     return
                 self.spot_checks.append(dict(f))
             case "timing":
@@ -226,7 +222,7 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
     for what in obs.forged:
         add("tampering", f"a message the harness did not send reached its channel: {what}")
     for what in obs.reached:
-        add("tampering", f"reached into the harness's frames or memory at run time: {what}")
+        add("tampering", f"reached at run time into the worker's frames, memory or libraries: {what}")
     for finding in (finding for findings in obs.linked.values() for finding in findings):
         add("tampering", finding)
     if obs.imported and obs.imported.get("subclasses_reference"):
@@ -366,7 +362,7 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
         all_ok, error = False, error or f"a timed run: {problem}"
         if len(passed_outputs) >= len(obs.trials) > 0:
             violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
-    all_checked = len(obs.spot_checks) == len(run.seeds["checked_runs"])
+    all_checked = len(obs.spot_checks) == run.options.timed_runs
     if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not all_checked):
         all_ok = False
         error = error or "the checks during and after timing were not received"
@@ -374,27 +370,27 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
 
 
 def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
-    """Each checked timed run against eager's answer on the same inputs, at the parent's sampled positions.
+    """Every timed run against eager's answer on the same inputs, at the positions drawn for that run.
 
     The reference here is eager itself, so its own error versus float64 is allowed on top of the
     calibrated tolerance the trials use.
     """
     references = obs.timed_references
+    expected_shapes = [tuple(out.shape) for out in obs.references[0].native]
     for spot in obs.spot_checks:
         if not references or not 0 <= spot["run"] < len(references["samples"]):
             return "no eager answer for this run"
-        outputs = spot["outputs"]
-        if problem := structural_problem(outputs, obs.references[0]):
-            return problem
-        expected = references["samples"][spot["run"]]
-        for i, (output, positions, eager) in enumerate(zip(outputs, references["positions"], expected)):
-            if output is None:
-                return f"output {i} is not a plain tensor"
+        if list(spot["shapes"]) != expected_shapes:
+            return f"run {spot['run']}: outputs of shapes {spot['shapes']}, the reference {expected_shapes}"
+        for i, (sampled, eager) in enumerate(zip(spot["samples"], references["samples"][spot["run"]])):
+            if sampled is None:
+                return f"run {spot['run']}, output {i} is not a plain tensor"
+            if sampled.dtype != eager.dtype:
+                return f"run {spot['run']}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
             eager_err = max(ref.eager_max_err[i] for ref in obs.references)
             atol, rtol = tolerance(eager.dtype, tol)
             atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
-            check = compare_output(0, output.reshape(-1)[positions],
-                                   Reference(-1, [eager], [eager.double()], []), atol, rtol)
+            check = compare_output(0, sampled, Reference(-1, [eager], [eager.double()], []), atol, rtol)
             if not check.ok:
                 return (f"run {spot['run']}, output {i}: {check.mismatched}/{check.numel} sampled elements "
                         f"differ (max abs err {check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")

@@ -19,21 +19,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, NAME_BUILT_AT_RUN_TIME, REDISPATCH
+from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, REDISPATCH
 
 LINKED_PATTERNS = {
     r"^at::(cpu|native|meta|composite\w*)::|^at::cuda::(?!warp_size\b)[a-z][a-z0-9_]*[(<]": BELOW_DISPATCHER,
     r"^at::_ops::\w+::redispatch\(": REDISPATCH,
     r"^(cblas_|mkl_|dnnl_)|^[sdcz]gemm_?$": BLAS_DIRECT,
-    r"^dl(v)?sym$": NAME_BUILT_AT_RUN_TIME,
 }
-"""Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs."""
+"""Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs.
+Not `dlsym`: the CUDA runtime that nvcc links in statically looks up the driver with it."""
 
 SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/")
 
 
 @functools.cache
-def _installed_roots() -> tuple[str, ...]:
+def installed_roots() -> tuple[str, ...]:
     """Folders of libraries the candidate did not build: the interpreter's, its packages' and the system's."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, site.getusersitepackages(), *site.getsitepackages()}
     folders = {Path(root).resolve() for root in roots} - {Path("/")}  # an interpreter installed at / vouches for nothing
@@ -57,7 +57,7 @@ def mapped_libraries(pids: list[int]) -> dict[str, str]:
             if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
                 continue
             path = fields[5].removesuffix(" (deleted)")
-            if path.startswith(_installed_roots()) or path in found:
+            if path.startswith(installed_roots()) or path in found:
                 continue
             through_root = f"/proc/{pid}/root{path}"
             found[path] = through_root if Path(through_root).is_file() else f"/proc/{pid}/map_files/{fields[0]}"

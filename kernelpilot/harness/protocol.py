@@ -19,13 +19,10 @@ TIMING_LOOP_VERSION = 4
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
 
-CHECKED_TIMED_RUNS = 6
-"""Timed runs checked against eager's answer, picked by the parent and named to the worker only after
-each ran: a candidate that cheats in the 16 of 30 runs it takes to move the median escapes only when all
-six checks fall among its 14 honest runs, C(14,6)/C(30,6) = 0.5 % of evaluations (three checks: 9 %)."""
-
 CHECK_SAMPLES = 4096
-"""Elements of each output compared, at positions only the parent knows, when a timed run is checked."""
+"""Elements of each output compared with eager's answer on the same inputs after every timed run, at
+positions drawn anew for each run and named to the worker only after it ran: no run can be skipped, and
+nothing the worker does or writes differs between runs to tell a candidate which are checked."""
 
 L2_FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}
 
@@ -81,10 +78,6 @@ class EvalOptions:
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the candidate's process (after secrets are scrubbed)."""
 
-    @property
-    def checked_timed_runs(self) -> int:
-        return min(CHECKED_TIMED_RUNS, self.timed_runs)
-
     def describe(self) -> dict:
         return {
             "trials": self.trials,
@@ -92,7 +85,7 @@ class EvalOptions:
             "warmup_runs": WARMUP_RUNS,
             "timed_runs": self.timed_runs,
             "input_sets": INPUT_SETS,
-            "checked_timed_runs": self.checked_timed_runs,
+            "checked_timed_runs": self.timed_runs,
             "check_samples": CHECK_SAMPLES,
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
             "timing_loop_version": TIMING_LOOP_VERSION,

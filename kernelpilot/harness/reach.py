@@ -19,6 +19,7 @@ those it can name.
 from __future__ import annotations
 
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -28,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+
+from kernelpilot.harness.linked import installed_roots
 
 EVENTS = frozenset({
     "sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
@@ -41,9 +44,18 @@ HANDS_BACK = {
      (os.path.join("logging", "__init__.py"), "<lambda>"), (os.path.join("logging", "__init__.py"), "currentframe")
 } | {(module, name) for module in ("profile.py", "cProfile.py") for name in ("run", "runctx", "runcall")
 } | {(os.path.join("ctypes", "__init__.py"), name)
-     for name in ("string_at", "wstring_at", "__getattr__", "__getitem__")}
+     for name in ("string_at", "wstring_at", "__getattr__", "__getitem__", "__init__", "LoadLibrary")}
 """Library functions whose caller gets back what they reach: frames, a hook that will be handed frames,
-raw memory, a C API function."""
+raw memory, a library or a function in it."""
+LIBRARY_FUNCTIONS = re.compile(r"_?Py|(?i:cblas_|[sdcz]gemm|mkl_|dnnl_|_ZN2at)")
+"""Functions looked up through ctypes that are the interpreter's (its C API: frames and all), a BLAS's or
+ATen's: compute no audit sees, however the name is spelled (MKL answers to `SGEMM` too)."""
+
+
+def _installed_library(name: object) -> bool:
+    """A library ctypes is asked to load that the candidate did not build: the process itself (None), one
+    found on the system's search path (a bare name) or one in the installation's folders."""
+    return name is None or os.sep not in str(name) or os.path.realpath(str(name)).startswith(installed_roots())
 
 
 def reached(event: str, args: tuple) -> str | None:
@@ -52,8 +64,11 @@ def reached(event: str, args: tuple) -> str | None:
         return event
     if event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES:
         return f"{type(args[0]).__name__}.{args[1]}"
-    if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1].startswith(("Py", "_Py")):
-        return f"ctypes lookup of {args[1]}"  # ctypes.pythonapi: the C API, frames and all
+    if event in ("ctypes.dlsym", "ctypes.dlsym/handle") and isinstance(args[1], str) \
+            and LIBRARY_FUNCTIONS.match(args[1]):
+        return f"ctypes lookup of {args[1]}"
+    if event == "ctypes.dlopen" and _installed_library(args[0]):
+        return f"ctypes load of {args[0] or 'the process itself'} (a library the candidate did not build)"
     return None
 
 

@@ -35,25 +35,20 @@ from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream,
 KERNEL_PROFILE_RUNS = 5
 
 
-class OutputSampler:
-    """Eager's answers in each timed run at a few thousand random positions per output (drawn once)."""
-
-    def __init__(self, generator: torch.Generator) -> None:
-        self.generator = generator
-        self.positions: list[torch.Tensor] = []
-        self.samples: list[list[torch.Tensor]] = []
-
-    def __call__(self, run: int, output: object) -> None:
-        outputs = [o.detach().reshape(-1) for o in as_outputs(output)]
-        if not self.positions:
-            self.positions = [torch.randint(o.numel(), (min(o.numel(), CHECK_SAMPLES),), generator=self.generator)
-                              if o.numel() else torch.zeros(0, dtype=torch.long) for o in outputs]
-        self.samples.append([o[p.to(o.device)].cpu() for o, p in zip(outputs, self.positions)])
-
-    def wipe(self) -> None:
-        for tensor in [*self.positions, *(s for run in self.samples for s in run)]:
-            tensor.zero_()
-        self.positions, self.samples = [], []
+def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
+    """Each output's values at a few thousand positions drawn from `seed`: the same positions for eager's
+    answer and the candidate's in the same timed run, and new ones in every run."""
+    generator = torch.Generator().manual_seed(seed)
+    samples: list[torch.Tensor | None] = []
+    for out in as_outputs(output):
+        if type(out) is not torch.Tensor:  # a subclass is never touched: touching it would run its code
+            samples.append(None)
+            continue
+        flat = out.detach().reshape(-1)
+        positions = torch.randint(flat.numel(), (min(flat.numel(), CHECK_SAMPLES),), generator=generator) \
+            if flat.numel() else torch.zeros(0, dtype=torch.long)
+        samples.append(flat[positions.to(flat.device)].cpu())
+    return samples
 
 
 class CandidateFailure(Exception):
@@ -173,14 +168,16 @@ class Worker:
         self.flush = CacheFlusher(device, job["l2_flush_bytes"])
         input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("timing_seeds")]
         factor_seed = job.pop("factor_seed")
-        sampler = OutputSampler(torch.Generator().manual_seed(job.pop("check_seed")))
+        check_seeds, eager_samples = job.pop("check_seeds"), []
         compile_samples, latency = {}, {}
         with torch.no_grad():
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
-                               after_run=lambda run, output: self.sample_eager(sampler, run, output))
-            self.channel.send("timed_references", positions=sampler.positions, samples=sampler.samples)
-            sampler.wipe()
+                               after_run=lambda run, output: self.sample_eager(eager_samples, check_seeds[run],
+                                                                               run, output))
+            self.channel.send("timed_references", samples=eager_samples)
+            check_seeds.clear()
+            eager_samples.clear()
             schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
                 compile_inputs = FreshInputs(input_sets, factor_seed)
@@ -341,14 +338,16 @@ class Worker:
             self.channel.send("kernels", rows=self.kernel_breakdown(input_sets))
 
     def offer_for_check(self, run: int, output: object) -> None:
-        """Any timed run may be the one checked (hacks 3, 16): the parent says which only after it ran."""
+        """Every timed run is checked (hacks 3, 16), at positions the parent names only after it ran."""
         snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
-        if self.await_parent(run).get("check") is True:
-            self.channel.send("spot_check", run=run, outputs=host_copies(snapshot))
+        seed = self.await_parent(run).get("check_seed")
+        if isinstance(seed, int):
+            self.channel.send("spot_check", run=run, samples=sample_outputs(snapshot, seed),
+                              shapes=[tuple(o.shape) if type(o) is torch.Tensor else None for o in snapshot])
 
-    def sample_eager(self, sampler: OutputSampler, run: int, output: object) -> None:
+    def sample_eager(self, samples: list, seed: int, run: int, output: object) -> None:
         """Keep eager's answers of a timed run for the checks, then wait like every timed run."""
-        sampler(run, output)
+        samples.append(sample_outputs(output, seed))
         self.await_parent(run)
 
     def await_parent(self, run: int) -> dict:

@@ -181,6 +181,10 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/cool_flush_via_gc.py": "tampering",
     "cpu/frames_via_inspect_exec.py": "tampering",
     "cpu/legit_logs_and_tracebacks.py": PASS,
+    # red team round C: PyTorch's MKL through ctypes on torch's own module handle, its name in upper case
+    "cpu/mkl_through_torch_handle.py": "tampering",
+    # one timed run of thirty answered from the previous one: every timed run is checked
+    "cpu/skip_one_timed_run.py": ("result_caching", WRONG),
     # the same ATen kernels by a name no source line spells (a macro pastes it): the extension's linked symbols
     "cpu/aten_kernels_by_pasted_name.py": "tampering",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
@@ -219,6 +223,7 @@ TASK_OF: dict[str, str] = {
     "cpu/cache_and_rescale_linear": "matmul.py",
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
+    "cpu/mkl_through_torch_handle.py": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",
