@@ -102,6 +102,20 @@ def snapshot_functions() -> dict[str, object]:
     return {**kept, **codes}
 
 
+def c_entry_points(builtin: object) -> tuple[object, ...]:
+    """Where a call to a builtin function lands in C: its method table's function pointer, the object's
+    vectorcall slot, and the first bytes of machine code at both. Compiled code that rewrites any of them
+    (a clock that loses time) keeps the function's identity, which is all `snapshot_functions` sees.
+
+    Layouts of CPython's `PyCFunctionObject` (m_ml at 16, vectorcall at 48) and `PyMethodDef` (ml_meth at 8).
+    """
+    address = id(builtin)
+    method_def = ctypes.c_void_p.from_address(address + 16).value
+    function = ctypes.c_void_p.from_address(method_def + 8).value
+    vectorcall = ctypes.c_void_p.from_address(address + 48).value
+    return method_def, function, vectorcall, ctypes.string_at(function, 16), ctypes.string_at(vectorcall, 16)
+
+
 def _code_of(value: object) -> object | None:
     """The code a Python function runs (through decorators and method descriptors): swapping a function's
     `__code__` keeps its identity, not its code object's."""

@@ -29,6 +29,14 @@ LINKED_PATTERNS = {
 """Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs.
 Not `dlsym`: the CUDA runtime that nvcc links in statically looks up the driver with it."""
 
+KERNEL_LIBRARY_PATTERNS = {
+    r"^_?Py": "calls Python's C API from a kernel library (reaching the interpreter's objects: a clock, a frame)",
+}
+"""Also for a plain kernel library (no `PyInit_`: not a Python extension, whose bindings use the C API)."""
+
+NM_LINE = re.compile(r"^\s*(?:[0-9a-f]+\s+)?([A-Za-z])\s+(.+)$")
+"""One line of `nm -D`: an address for defined symbols, the symbol's kind letter, its (demangled) name."""
+
 SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/")
 
 
@@ -79,13 +87,13 @@ def _symbol_findings(path: str, readable: str, identity: tuple[int, ...]) -> tup
     nm = shutil.which("nm")
     if nm is None:
         return (f"{path}: its symbols cannot be read (no nm on PATH)",)
-    listing = subprocess.run([nm, "-D", "--undefined-only", "--demangle", readable], capture_output=True,
-                             text=True, timeout=60)
+    listing = subprocess.run([nm, "-D", "--demangle", readable], capture_output=True, text=True, timeout=60)
     if listing.returncode != 0:
         return () if "file format not recognized" in listing.stderr else (f"{path}: {listing.stderr.strip()[:200]}",)
-    findings = []
-    for line in listing.stdout.splitlines():
-        symbol = line.split(maxsplit=1)[-1].split("@")[0]
-        findings += [f"{Path(path).name} links {symbol}: {why}" for pattern, why in LINKED_PATTERNS.items()
-                     if re.search(pattern, symbol)]
-    return tuple(findings)
+    symbols = [match.groups() for line in listing.stdout.splitlines()
+               if (match := NM_LINE.match(line))]
+    undefined = [name.split("@")[0] for kind, name in symbols if kind in "Uw"]
+    patterns = LINKED_PATTERNS if any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw") \
+        else {**LINKED_PATTERNS, **KERNEL_LIBRARY_PATTERNS}
+    return tuple(f"{Path(path).name} links {symbol}: {why}" for symbol in undefined
+                 for pattern, why in patterns.items() if re.search(pattern, symbol))

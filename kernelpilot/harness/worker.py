@@ -25,7 +25,7 @@ import torch
 import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.manual_seed & co, which the guards watch
 
 from kernelpilot.errors import TaskError
-from kernelpilot.harness import guards, kernels, reach
+from kernelpilot.harness import guards, kernels, reach, timing
 from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.protocol import CHECK_SAMPLES
@@ -206,6 +206,8 @@ class Worker:
         if json.loads(sys.stdin.readline() or "{}").get("import") is not True:
             raise RuntimeError("the harness never cleared the candidate's import")
         self.functions_before = guards.snapshot_functions()
+        self.clock_before = guards.c_entry_points(timing._perf_counter)
+        self.clock_rewritten = False
         self.reference_before = guards.reference_fingerprint(self.task.Model, self.task)
         self.precision_before = guards.precision_settings()
         self.threads_before = guards.python_threads()
@@ -340,6 +342,7 @@ class Worker:
     def offer_for_check(self, run: int, output: object) -> None:
         """Every timed run is checked (hacks 3, 16), at positions the parent names only after it ran."""
         snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
+        self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
         seed = self.await_parent(run).get("check_seed")
         if isinstance(seed, int):
             self.channel.send("spot_check", run=run, samples=sample_outputs(snapshot, seed),
@@ -382,7 +385,9 @@ class Worker:
     def final_observations(self) -> None:
         self.channel.send(
             "final",
-            patched=guards.changed_functions(self.functions_before),
+            patched=guards.changed_functions(self.functions_before) + (
+                ["time.perf_counter (the harness's clock: its C entry point was rewritten)"]
+                if self.clock_rewritten or guards.c_entry_points(timing._perf_counter) != self.clock_before else []),
             precision=guards.changed_precision(self.precision_before),
             reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),
             threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),

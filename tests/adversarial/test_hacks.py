@@ -183,6 +183,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/legit_logs_and_tracebacks.py": PASS,
     # red team round C: PyTorch's MKL through ctypes on torch's own module handle, its name in upper case
     "cpu/mkl_through_torch_handle.py": "tampering",
+    # the harness's clock rewritten from C++ (its C entry point), the function object untouched
+    "cpu/clock_rewritten_in_c.py": "patched_function",
     # one timed run of thirty answered from the previous one: every timed run is checked
     "cpu/skip_one_timed_run.py": ("result_caching", WRONG),
     # the same ATen kernels by a name no source line spells (a macro pastes it): the extension's linked symbols
@@ -224,6 +226,7 @@ TASK_OF: dict[str, str] = {
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
+    "cpu/clock_rewritten_in_c.py": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",

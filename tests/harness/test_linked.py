@@ -39,3 +39,10 @@ def test_a_loaded_library_outside_the_installation_is_listed_and_python_itself_i
     mapped = mapped_libraries([os.getpid()])
     assert str(library) in mapped and Path(mapped[str(library)]).is_file()
     assert not any("libpython" in path or "libtorch" in path for path in mapped)
+
+
+def test_a_kernel_library_that_calls_pythons_c_api_is_found(tmp_path):
+    # a plain kernel library has no use for the C API; a fake clock that returns a Python float does
+    clock = shared_object(tmp_path, "clock", "void* PyFloat_FromDouble(double);\n"
+                                               "void* fake_clock(void* self, void* args) { return PyFloat_FromDouble(0.0); }\n")
+    assert any("links PyFloat_FromDouble" in f for f in linked_findings(str(clock), str(clock)))
