@@ -338,8 +338,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
-            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
-                _read_links(process.pid, observations, phase)
+            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES \
+                    or message.kind == "timed_run" and phase == "profile":
+                _inspect_worker(process.pid, observations, phase)
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
@@ -409,13 +410,19 @@ def _compiling(root: int) -> bool:
     return any(name in COMPILERS for name in guards.descendants(root).values())
 
 
-def _read_links(root: int, observations: Observations, phase: str) -> None:
-    """Scan each shared object newly mapped below `root` for calls the candidate must not make.
+def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
+    """What the candidate's processes set up, read from /proc while the worker waits for the parent: each
+    shared object newly mapped, scanned for calls the candidate must not make, and signal handlers.
 
-    Those mapped when the import begins (the worker waits for the parent then) are the harness's:
-    torch.compile's generated kernels for the baseline.
+    What is there when the import begins is the harness's (torch.compile's generated baseline kernels).
     """
-    for path, readable in linked.mapped_libraries(list(guards.descendants(root))).items():
+    processes = list(guards.descendants(root))
+    signals = guards.caught_signals(processes)
+    if phase == "import":
+        observations.signals_before = signals
+    else:
+        observations.new_signal_handlers |= signals & ~observations.signals_before
+    for path, readable in linked.mapped_libraries(processes).items():
         if path not in observations.linked:
             observations.linked[path] = () if phase == "import" else linked.linked_findings(path, readable)
 

@@ -324,6 +324,17 @@ def descendants(root: int) -> dict[int, str]:
     return found
 
 
+def caught_signals(pids: Iterable[int]) -> int:
+    """The signals these processes have handlers for, as one mask (bit n − 1 for signal n), from /proc."""
+    mask = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("SigCgt:"):
+                    mask |= int(line.split()[1], 16)
+    return mask
+
+
 def child_processes() -> list[str]:
     """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
     me = os.getpid()

@@ -7,6 +7,7 @@ rewrite them.
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,10 @@ class Observations:
     duplicates: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)
     """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
+    signals_before: int = 0
+    """Signals the worker's processes had handlers for when the candidate's import began (a mask)."""
+    new_signal_handlers: int = 0
+    """Signals the candidate's code added handlers for: work can be faulted in after the clock stopped."""
     linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
     for those mapped before the candidate's import)."""
@@ -225,6 +230,10 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         add("tampering", f"reached at run time into the worker's frames, memory or libraries: {what}")
     for finding in (finding for findings in obs.linked.values() for finding in findings):
         add("tampering", finding)
+    for signum in (n for n in range(1, 65) if obs.new_signal_handlers >> (n - 1) & 1):
+        name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
+        add("tampering", f"installed a handler for {name} (work can be done in it when the harness reads the "
+                         "output, after the clock stopped)")
     if obs.imported and obs.imported.get("subclasses_reference"):
         add("tampering", "ModelNew subclasses the reference Model")
     watched_calls = WARMUP_RUNS + run.options.timed_runs

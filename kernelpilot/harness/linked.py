@@ -34,6 +34,13 @@ KERNEL_LIBRARY_PATTERNS = {
 }
 """Also for a plain kernel library (no `PyInit_`: not a Python extension, whose bindings use the C API)."""
 
+HOST_CODE_PATTERNS = {
+    r"^(mprotect|pkey_mprotect|mremap|sigaction|signal|sigset|dl_iterate_phdr|getauxval|dladdr1?|dlinfo|syscall)$":
+        "changes memory protection or signal handling, or walks the loaded code (a clock rewritten in libc or "
+        "a GOT, work faulted in after the clock stopped)",
+}
+"""Also for a library without device code: the CUDA runtime that nvcc links in statically uses these."""
+
 NM_LINE = re.compile(r"^\s*(?:[0-9a-f]+\s+)?([A-Za-z])\s+(.+)$")
 """One line of `nm -D`: an address for defined symbols, the symbol's kind letter, its (demangled) name."""
 
@@ -93,7 +100,10 @@ def _symbol_findings(path: str, readable: str, identity: tuple[int, ...]) -> tup
     symbols = [match.groups() for line in listing.stdout.splitlines()
                if (match := NM_LINE.match(line))]
     undefined = [name.split("@")[0] for kind, name in symbols if kind in "Uw"]
-    patterns = LINKED_PATTERNS if any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw") \
-        else {**LINKED_PATTERNS, **KERNEL_LIBRARY_PATTERNS}
+    patterns = dict(LINKED_PATTERNS)
+    if not any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw"):
+        patterns |= KERNEL_LIBRARY_PATTERNS
+    if b".nv_fatbin" not in Path(readable).read_bytes():
+        patterns |= HOST_CODE_PATTERNS
     return tuple(f"{Path(path).name} links {symbol}: {why}" for symbol in undefined
                  for pattern, why in patterns.items() if re.search(pattern, symbol))

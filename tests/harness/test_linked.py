@@ -46,3 +46,12 @@ def test_a_kernel_library_that_calls_pythons_c_api_is_found(tmp_path):
     clock = shared_object(tmp_path, "clock", "void* PyFloat_FromDouble(double);\n"
                                                "void* fake_clock(void* self, void* args) { return PyFloat_FromDouble(0.0); }\n")
     assert any("links PyFloat_FromDouble" in f for f in linked_findings(str(clock), str(clock)))
+
+
+def test_a_host_library_that_changes_memory_protection_or_signals_is_found(tmp_path):
+    # what rewriting libc's clock in place, or doing the work in a SIGSEGV handler after the clock, needs
+    source = ("#include <signal.h>\n#include <sys/mman.h>\n"
+              "void arm(void* page, void (*handler)(int)) { mprotect(page, 4096, PROT_NONE); signal(SIGSEGV, handler); }\n")
+    library = shared_object(tmp_path, "arm", source)
+    found = " ".join(linked_findings(str(library), str(library)))
+    assert "links mprotect" in found and "links signal" in found
