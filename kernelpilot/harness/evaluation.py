@@ -338,9 +338,8 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
-            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES \
-                    or message.kind == "timed_run" and phase == "profile":
-                _inspect_worker(process.pid, observations, phase)
+            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:  # not between timed runs:
+                _inspect_worker(process.pid, observations, phase)  # a longer pause slows the next call (H200)
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
