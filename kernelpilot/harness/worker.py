@@ -176,6 +176,8 @@ class Worker:
                                after_run=lambda run, output: self.sample_eager(eager_samples, check_seeds[run],
                                                                                run, output))
             self.channel.send("timed_references", samples=eager_samples)
+            for sample in (s for run in eager_samples for s in run if s is not None):
+                sample.zero_()  # eager's answers must not wait in freed memory for the candidate's code
             check_seeds.clear()
             eager_samples.clear()
             schedules = [eager_inputs]
