@@ -20,9 +20,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import IO
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
 import torch
 
@@ -338,8 +338,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
             observations.receive(message, phase)
-            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:  # not between timed runs:
-                _inspect_worker(process.pid, observations, phase)  # a longer pause slows the next call (H200)
+            # not between timed runs: the longer pause slowed the next call on the H200 (read as side-stream work)
+            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
+                _inspect_worker(process.pid, observations, phase)
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
@@ -410,10 +411,11 @@ def _compiling(root: int) -> bool:
 
 
 def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
-    """What the candidate's processes set up, read from /proc while the worker waits for the parent: each
-    shared object newly mapped, scanned for calls the candidate must not make, and signal handlers.
+    """What the candidate's processes set up, read from /proc: each shared object newly mapped, scanned for
+    calls the candidate must not make, and signal handlers.
 
-    What is there when the import begins is the harness's (torch.compile's generated baseline kernels).
+    What is there when the import begins (the worker waits for the parent's word then) is the harness's:
+    torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
     processes = list(guards.descendants(root))
     signals = guards.caught_signals(processes)

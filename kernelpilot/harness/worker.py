@@ -341,10 +341,14 @@ class Worker:
         if job["profile_kernels"]:
             self.channel.send("kernels", rows=self.kernel_breakdown(input_sets))
 
+    def check_clock(self) -> None:
+        """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
+        self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
+
     def offer_for_check(self, run: int, output: object) -> None:
         """Every timed run is checked (hacks 3, 16), at positions the parent names only after it ran."""
         snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
-        self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
+        self.check_clock()
         seed = self.await_parent(run).get("check_seed")
         if isinstance(seed, int):
             self.channel.send("spot_check", run=run, samples=sample_outputs(snapshot, seed),
@@ -385,11 +389,12 @@ class Worker:
         return sorted(rows, key=lambda r: -r["time_ms"])
 
     def final_observations(self) -> None:
+        self.check_clock()
         self.channel.send(
             "final",
             patched=guards.changed_functions(self.functions_before) + (
-                ["time.perf_counter (the harness's clock: its C entry point was rewritten)"]
-                if self.clock_rewritten or guards.c_entry_points(timing._perf_counter) != self.clock_before else []),
+                ["time.perf_counter (the harness's clock: its C entry point was rewritten)"] if self.clock_rewritten
+                else []),
             precision=guards.changed_precision(self.precision_before),
             reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),
             threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),
