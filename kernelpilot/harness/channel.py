@@ -27,15 +27,19 @@ from typing import Any
 import torch
 
 
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of a plain file, never following a link nor blocking: a FIFO or a link to /dev/zero that
-    the candidate's code names on the pipe would stall or flood the judge."""
+def _read_regular_file(path: Path, max_bytes: int | None) -> bytes:
+    """The bytes of a plain file of at most `max_bytes`, never following a link nor blocking: a FIFO, a link
+    to /dev/zero or a sparse terabyte that the candidate's code names on the pipe would stall, flood or
+    exhaust the judge."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path.name} is not a plain file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(f"{path.name} holds {info.st_size} bytes, more than any message of this task ({max_bytes})")
         with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read()
+            return file.read(max_bytes + 1 if max_bytes is not None else -1)
     finally:
         os.close(fd)
 
@@ -80,10 +84,13 @@ class ParentChannel:
         self._scratch = scratch
         self._key = key
         self._buffer = b""
+        self._arrived_at = time.perf_counter()
         self._expected = itertools.count()
 
-    def receive(self, deadline: float) -> Message | None:
-        """The next message; None when the worker closed the pipe. Raises TimeoutError at the deadline."""
+    def receive(self, deadline: float, max_bytes: int | None = None) -> Message | None:
+        """The next message, of at most `max_bytes`; None when the worker closed the pipe. Raises TimeoutError
+        at the deadline. `received_at` is when its line reached the pipe (before its file is read), on
+        `time.perf_counter`: the parent's own clock around the worker's timed runs."""
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -95,24 +102,25 @@ class ParentChannel:
             if not chunk:
                 return None
             self._buffer += chunk
+            self._arrived_at = time.perf_counter()
         line, self._buffer = self._buffer.split(b"\n", 1)
         name, _, signature = line.decode(errors="replace").strip().partition(" ")
         if "/" in name or not name.startswith("msg-"):
-            return Message("garbled", {"line": name[:200]}, time.monotonic())
+            return Message("garbled", {"line": name[:200]}, self._arrived_at)
         path = self._scratch / name
         try:
-            data = _read_regular_file(path)
+            data = _read_regular_file(path, max_bytes)
         except OSError as error:
-            return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
+            return Message("garbled", {"line": f"{name}: {error}"[:300]}, self._arrived_at)
         finally:
             path.unlink(missing_ok=True)  # the reference's answers must not wait on disk for the candidate
         if not hmac.compare_digest(signature, digest(self._key, next(self._expected), data)):
-            return Message("forged", {"line": name[:200]}, time.monotonic())
+            return Message("forged", {"line": name[:200]}, self._arrived_at)
         try:
             message = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
         except Exception as error:  # an unreadable message is the worker's fault, never a crash here
-            return Message("garbled", {"line": f"{name}: {error}"[:300]}, time.monotonic())
+            return Message("garbled", {"line": f"{name}: {error}"[:300]}, self._arrived_at)
         if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
-            return Message("garbled", {"line": name}, time.monotonic())
+            return Message("garbled", {"line": name}, self._arrived_at)
         kind = message.pop("kind")
-        return Message(kind, message, time.monotonic())
+        return Message(kind, message, self._arrived_at)

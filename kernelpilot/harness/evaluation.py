@@ -31,8 +31,9 @@ from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import TRUSTED_PHASES, Observations, check_task, judge
-from kernelpilot.harness.paths import cache_dir, cache_root
+from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import (
+    CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
@@ -134,6 +135,7 @@ class Run:
     options: EvalOptions
     scratch: Path
     task_sha256: str
+    task_bytes: int
     device_name: str
     seeds: dict
     cached_compile: dict[str, dict] = field(default_factory=dict)
@@ -164,8 +166,8 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "factor_seed": secrets.randbelow(2**31),
             "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
         }
-        run = Run(private_task, located, options, scratch, sha256_file(task_path), device_identity(options.device),
-                  seeds)
+        run = Run(private_task, located, options, scratch, sha256_file(task_path), task_path.stat().st_size,
+                  device_identity(options.device), seeds)
         return _evaluate(run, task_path, log)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -173,7 +175,8 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
 
 def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
-    observations = Observations(sources=candidate_sources(run.candidate))
+    observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
+                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS)
     if run.candidate.kernels_dir is not None:
         backend = backend_of(run.candidate.kernels_dir)
         if backend != options.device:
@@ -195,8 +198,7 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
             modes_to_measure.append(mode)
 
     _run_worker(run, observations, modes_to_measure, log)
-    if sha256_file(original_task) != run.task_sha256 or sha256_file(run.task) != run.task_sha256:
-        observations.reference_file_changed = True
+    observations.reference_file_changed = any(_changed(path, run) for path in (original_task, run.task))
     for mode, samples in observations.compile.items():
         if mode in modes_to_measure and "error" not in samples:
             baselines.store(keys[mode], baselines.entry(samples, observations.eager,
@@ -207,6 +209,15 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
     if options.ncu and options.device == "cuda":
         result = _with_ncu_metrics(run, result, log)
     return result
+
+
+def _changed(task: Path, run: Run) -> bool:
+    """The task file is not the one evaluated: its size is checked first, so a sparse terabyte put in place
+    of the private copy is never read."""
+    try:
+        return task.stat().st_size != run.task_bytes or sha256_file(task) != run.task_sha256
+    except OSError:
+        return True
 
 
 def _with_ncu_metrics(run: Run, result: EvalResult, log: LogSink) -> EvalResult:
@@ -220,7 +231,7 @@ def _with_ncu_metrics(run: Run, result: EvalResult, log: LogSink) -> EvalResult:
         log("[ncu]")
         job = {"task_path": str(run.task), "model_file": str(run.candidate.model_file),
                "init_seed": run.seeds["init_seed"], "seed": run.seeds["verify_seeds"][0]}
-        cmd = sandboxed(ncu.command(job), writable=[run.scratch, cache_dir("torch_extensions")])
+        cmd = sandboxed(ncu.command(job), writable=[run.scratch])
         try:
             metrics = ncu.run(cmd, _worker_env(run), run.options.timeout_s)
             status = "ok"
@@ -256,9 +267,9 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: by
         "reference_seeds": reference_seeds(run),
         "timing_seeds": run.seeds["timing_seeds"],
         "factor_seed": run.seeds["factor_seed"],
-        "check_seeds": run.seeds["check_seeds"],
         "warmup": WARMUP_RUNS,
         "timed_runs": options.timed_runs,
+        "clock_calibration_runs": CLOCK_CALIBRATION_RUNS,
         "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
         "compile_modes_to_measure": modes_to_measure,
         "profile_kernels": options.profile_kernels,
@@ -269,7 +280,8 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: by
 
 
 def _worker_env(run: Run) -> dict[str, str]:
-    extensions = cache_dir("torch_extensions")
+    """The worker's caches are its own: a torch extensions folder shared between evaluations let one
+    candidate leave a stale lock or a swapped binary under another's extension name."""
     return scrubbed_env({
         "KERNELPILOT_CACHE_DIR": str(run.scratch / "cache"),
         "KERNELPILOT_SHARED_CACHE": str(cache_root()),
@@ -277,7 +289,7 @@ def _worker_env(run: Run) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": "PASSIVE",
-        "TORCH_EXTENSIONS_DIR": str(extensions),
+        "TORCH_EXTENSIONS_DIR": str(run.scratch / "torch_extensions"),
         "TORCHINDUCTOR_CACHE_DIR": str(run.scratch / "inductor"),
         "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool: its timer thread and processes
         # would outlive the baseline into the candidate's phase (an extra thread, CPU load while timing)
@@ -293,8 +305,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     options = run.options
     (run.scratch / "tmp").mkdir(exist_ok=True)
     read_fd, write_fd = os.pipe()
-    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY],
-                    writable=[run.scratch, cache_dir("torch_extensions")])
+    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[run.scratch])
     process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
     os.close(write_fd)
@@ -308,12 +319,14 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = last_poll = budget_started
+    worker_pid: int | None = None
     import_idle_s = 0.0  # import time with no compiler running: held to --timeout (a loop at import is no build)
     try:
         while True:
             budget = PHASE_LIMITS.get(phase, "run")
             try:
-                message = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S))
+                message = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S),
+                                          observations.message_limit(phase))
             except TimeoutError:
                 now = time.monotonic()
                 if budget == "build" and not _compiling(process.pid):
@@ -329,6 +342,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             last_poll = time.monotonic()
             if message is None:
                 break
+            if worker_pid is None:
+                worker_pid = _worker_pid(process.pid)
+                observations.worker_cores = len(os.sched_getaffinity(worker_pid)) if worker_pid else 1
             if message.kind == "phase" and observations.moves_on(phase, str(message.fields.get("name"))):
                 new_phase = str(message.fields.get("name"))
                 if PHASE_LIMITS.get(new_phase) != PHASE_LIMITS.get(phase):
@@ -337,10 +353,17 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 observations.phase_seconds[phase] = round(now - phase_started, 3)
                 phase, phase_started = new_phase, now
                 log(f"[{phase}]")
-            observations.receive(message, phase)
-            # not between timed runs: the longer pause slowed the next call on the H200 (read as side-stream work)
-            if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
-                _inspect_worker(process.pid, observations, phase)
+            try:
+                observations.receive(message, phase)
+                # not between timed runs: the longer pause slowed the next call on the H200 (read as side-stream
+                # work)
+                if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
+                    _inspect_worker(process.pid, observations, phase)
+            except Exception as error:  # whatever the candidate made that the judge cannot read is a verdict
+                if phase in TRUSTED_PHASES:
+                    raise
+                observations.forged.append(f"a {message.kind} message the judge could not read "
+                                           f"({type(error).__name__}: {str(error)[:200]})")
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
@@ -349,9 +372,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             if message.kind == "imported" and not process.stdin.closed:
                 _send_line(process, _candidate_job(run), close=False)
             if message.kind == "timed_run" and not process.stdin.closed:
-                answer = observations.answer_timed_run(message.fields.get("run"), run.seeds["check_seeds"]) \
-                    if phase == "profile" else {}
+                answer = observations.answer_timed_run(phase, message, run.seeds["check_seeds"],
+                                                       guards.cpu_time(worker_pid) if worker_pid else None)
                 _send_line(process, answer, close=False)
+                observations.answered_timed_run(phase, time.perf_counter())
             if message.kind == "timing" and not process.stdin.closed:
                 process.stdin.close()
             if message.kind == "done":
@@ -402,6 +426,12 @@ class OutputTail(threading.Thread):
 COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",
                        "fatbinary", "nvlink", "cudafe++"})
 POLL_S = 0.5
+
+
+def _worker_pid(root: int) -> int | None:
+    """The worker's Python process below the sandbox's own (bwrap, unshare, a shell): whose CPU time counts."""
+    pythons = [pid for pid, name in guards.descendants(root).items() if name.startswith("python")]
+    return min(pythons) if pythons else None
 
 
 def _compiling(root: int) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import functools
 import glob
 import importlib
 import inspect
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 import tokenize
+import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,8 @@ CHECKS = {
     "background_work": "other threads kept computing after forward returned",
     "child_process": "processes started by the candidate ran during forward (work out of the audit's sight)",
     "side_stream_work": "work ran outside the timed stream (host clock far above CUDA events)",
+    "unaccounted_time": "the judge's own clock saw more time per timed run than the worker reported (its clock "
+                        "or its samples were changed)",
     "patched_function": "a timer, synchronisation, comparison or harness function was replaced",
     "reference_tampered": "the reference task (file, module or inputs) was modified",
     "kernel_not_launched": "a kernel was written but never run",
@@ -131,6 +135,27 @@ def changed_functions(before: dict[str, object]) -> list[str]:
     """Watched names now bound to something else (identity comparison: a wrapper is a change)."""
     now = snapshot_functions()
     return sorted(label for label, original in before.items() if now.get(label) is not original)
+
+
+def instance_bindings(objects: dict[str, object]) -> dict[str, object]:
+    """What the harness's live objects (the worker, its channel) are and hold: their class, and each
+    attribute that is a function. `channel.send = wrapper` on the instance leaves every class and module
+    as it was, and would see each message before it is signed."""
+    bindings: dict[str, object] = {}
+    for label, obj in objects.items():
+        bindings[f"{label}.__class__"] = type(obj)
+        for name, value in vars(obj).items():
+            if isinstance(value, FUNCTION_TYPES):
+                bindings[f"{label}.{name}"] = value
+    return bindings
+
+
+FUNCTION_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
+def changed_bindings(before: dict[str, object], objects: dict[str, object]) -> list[str]:
+    now = instance_bindings(objects)
+    return sorted(label for label in set(before) | set(now) if now.get(label) is not before.get(label))
 
 
 def reference_fingerprint(model_class: type, task_module) -> dict[str, object]:
@@ -265,35 +290,61 @@ def python_threads() -> set[threading.Thread]:
     return set(threading.enumerate())
 
 
-def _thread_cpu_ticks() -> dict[str, int]:
-    ticks = {}
+def _other_threads_cpu_ms() -> dict[str, float]:
+    """CPU time of each thread but this one, to the nanosecond (schedstat: clock ticks would turn a
+    moment's work into 10 ms)."""
+    used = {}
     main = str(threading.get_native_id())
-    try:
+    with contextlib.suppress(OSError):
         for tid in os.listdir("/proc/self/task"):
-            if tid == main:
-                continue
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            ticks[tid] = int(fields[11]) + int(fields[12])
-    except OSError:
-        pass
-    return ticks
+            if tid != main:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    used[tid] = int(Path(f"/proc/self/task/{tid}/schedstat").read_text().split()[0]) / 1e6
+    return used
 
 
 def background_cpu_ms(window_s: float = 0.05) -> float:
     """CPU time that threads other than this one burn while this one sleeps for `window_s`.
 
-    Idle thread pools (OpenMP with a passive wait policy, torch's own) cost nothing; work offloaded
-    to a thread after forward returned shows up here.
+    Idle thread pools (OpenMP with a passive wait policy, torch's own) cost next to nothing; work offloaded
+    to a thread after forward returned shows up here. The harness reads it after eager's calls too: what
+    the task's own threads do there is no candidate's work.
     """
-    before = _thread_cpu_ticks()
+    before = _other_threads_cpu_ms()
     time.sleep(window_s)
-    after = _thread_cpu_ticks()
-    ticks = sum(after[t] - before.get(t, 0) for t in after)
-    return ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+    after = _other_threads_cpu_ms()
+    return sum(after[t] - before.get(t, 0.0) for t in after)
 
 
 # --- child processes (hack 10 by proxy) ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CpuTime:
+    """CPU time a process has used, in ms, as the kernel counts it (no code in the process can change it)."""
+
+    all_threads: float
+    """Every thread's, exited ones too, to the clock tick."""
+    living_threads: float
+    """The threads alive now, to the nanosecond."""
+    main_thread: float
+    """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
+    threads: frozenset[int]
+    """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
+
+
+def cpu_time(pid: int) -> CpuTime | None:
+    """Process `pid`'s CPU time, read from /proc by another process; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+        by_thread = {}
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
+        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread))
+    except (OSError, ValueError, IndexError, KeyError):
+        return None
+
 
 def process_table() -> dict[int, tuple[str, int]]:
     """Every process this one can see: pid → (name, parent pid)."""
@@ -346,13 +397,6 @@ def adopt_orphans() -> None:
     double fork) is re-parented here, where `child_processes` sees it, rather than to init."""
     pr_set_child_subreaper = 36
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
-
-
-def first_to_go_when_memory_runs_out() -> None:
-    """Make the kernel's out-of-memory killer pick this process (and what it starts) before any other:
-    a candidate that exhausts memory then ends its own evaluation, never the judge or the user's TUI."""
-    with contextlib.suppress(OSError):
-        Path("/proc/self/oom_score_adj").write_text("1000")
 
 
 def modes_left_active() -> list[str]:

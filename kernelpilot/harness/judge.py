@@ -7,7 +7,10 @@ rewrite them.
 
 from __future__ import annotations
 
+import math
+import os
 import signal
+import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,11 +19,15 @@ import torch
 from kernelpilot.errors import TaskError
 from kernelpilot.harness.audit import disallowed
 from kernelpilot.harness.channel import Message
-from kernelpilot.harness.guards import CHECKS, tamper_findings
+from kernelpilot.harness.guards import CHECKS, CpuTime, tamper_findings
 from kernelpilot.harness.kernels import declared_launchers
 from kernelpilot.harness.protocol import (
     BACKGROUND_CPU_MS,
     CALIBRATION_FACTOR,
+    OUTSIDE_CLOCK_FLOOR_MS,
+    OUTSIDE_CLOCK_FRAC,
+    OUTSIDE_CLOCK_HARNESS_FRAC,
+    OUTSIDE_CLOCK_NOISE,
     PHASES,
     SIDE_STREAM_SLACK_FRAC,
     SIDE_STREAM_SLACK_MS,
@@ -29,7 +36,7 @@ from kernelpilot.harness.protocol import (
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
-from kernelpilot.harness.timing import Samples, median, spread_pct
+from kernelpilot.harness.timing import Samples, interquartile_range, median, spread_pct
 from kernelpilot.harness.verify import (
     Reference,
     check_outputs,
@@ -49,14 +56,13 @@ ALLOWED = {
     "phase": None,
     "reference": TRUSTED_PHASES,
     "baseline": TRUSTED_PHASES,
-    "timed_references": TRUSTED_PHASES,
     "task_info": TRUSTED_PHASES,
     "imported": {"import"},
     "trial": {"verify"},
     "timing": {"profile"},
     "post_check": {"profile"},
     "timed_run": {"baseline", "profile"},
-    "spot_check": {"profile"},
+    "spot_check": {"baseline", "profile"},
     "kernels": {"profile"},
     "final": {"import", "verify", "profile"},
     "reached": {"import", "verify", "profile"},
@@ -65,8 +71,44 @@ ALLOWED = {
 }
 
 
-ONCE = {"baseline", "timed_references", "task_info", "imported", "timing", "kernels", "final"}
+MESSAGE_OUTPUT_COPIES = 4
+MESSAGE_SLACK_BYTES = 64 << 20
+
+ONCE = {"baseline", "task_info", "imported", "timing", "kernels", "final"}
 """Messages the worker sends exactly once: a second one was forged by the candidate's code."""
+
+
+@dataclass
+class TimedLoop:
+    """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
+    the parent's answer after each run, so between an answer and the next report lies exactly one run and
+    the harness's work around it."""
+
+    arrivals: list[float] = field(default_factory=list)
+    """When each run's report reached the parent (`time.perf_counter`)."""
+    answers: list[float] = field(default_factory=list)
+    """When the parent answered each report."""
+    cpu: list[CpuTime] = field(default_factory=list)
+    """The worker's CPU time when each report arrived (the worker is waiting then)."""
+    spot_checks: dict[int, dict] = field(default_factory=dict)
+    """Each run's answers at the positions the parent named only after the run, by run."""
+
+    def cycles_ms(self) -> list[float]:
+        """Wall time of each run after the first, with the harness's work around it."""
+        return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
+
+    def cpu_per_run_ms(self) -> tuple[float, float, bool] | None:
+        """CPU time the worker used per run after the first: its main thread's, all its threads', and whether
+        the latter is exact (no thread died: the living threads' count, to the nanosecond) or to the tick."""
+        if len(self.cpu) < 2:
+            return None
+        first, last, runs = self.cpu[0], self.cpu[-1], len(self.cpu) - 1
+        exact = first.threads <= last.threads
+        spent = last.living_threads - first.living_threads if exact else last.all_threads - first.all_threads
+        return (last.main_thread - first.main_thread) / runs, spent / runs, exact
+
+
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -85,11 +127,12 @@ class Observations:
     """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
     watched_calls: int | None = None
     post_checks: list[dict] = field(default_factory=list)
-    timed_references: dict | None = None
-    """Eager's answers in every timed run, sampled at positions only the parent knows."""
-    timed_runs_answered: int = 0
-    spot_checks: list[dict] = field(default_factory=list)
-    """Every timed run's answers at positions the parent named only after the run."""
+    timed_runs: int = 0
+    clock_calibration_runs: int = 0
+    timed_loops: dict[str, TimedLoop] = field(default_factory=lambda: {
+        "eager": TimedLoop(), "eager_watched": TimedLoop(), "candidate": TimedLoop()})
+    """Eager's timed runs, its runs under the candidate's conditions, and the candidate's, as the parent saw them."""
+    eager_watched: Samples | None = None
     kernel_rows: list[dict] = field(default_factory=list)
     final: dict = field(default_factory=dict)
     error: tuple[str, str] | None = None
@@ -111,18 +154,57 @@ class Observations:
     for those mapped before the candidate's import)."""
     forged: list[str] = field(default_factory=list)
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
+    worker_cores: int = 1
+    """CPUs the worker may run on: its CPU time over that many is the least wall time it can have taken."""
     phase_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each worker phase ("start" is starting Python and importing torch)."""
     worker_output: str = ""
 
-    def answer_timed_run(self, run: object, check_seeds: list[int]) -> dict:
-        """The parent's answer after each of the candidate's timed runs: the seed of the positions to check.
-        The worker reports runs once each and in order: any other report was forged to learn the seeds."""
-        expected, self.timed_runs_answered = self.timed_runs_answered, self.timed_runs_answered + 1
-        if run != expected or not 0 <= expected < len(check_seeds):
+    def answer_timed_run(self, phase: str, message: Message, check_seeds: list[int], cpu: CpuTime | None) -> dict:
+        """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
+        check. The worker reports runs once each and in order: any other report was forged to learn the
+        seeds. torch.compile's runs (after eager's) get no seed."""
+        loop = self._loop(phase)
+        if loop is None:
+            return {}
+        expected = len(loop.arrivals)
+        loop.arrivals.append(message.received_at)
+        if cpu is not None:
+            loop.cpu.append(cpu)
+        if message.fields.get("run") != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
             return {}
         return {"check_seed": check_seeds[expected]}
+
+    def answered_timed_run(self, phase: str, at: float) -> None:
+        loop = self.timed_loops["candidate"] if phase == "profile" else self._loop(phase, answered=True)
+        if loop is not None and len(loop.answers) < len(loop.arrivals):
+            loop.answers.append(at)
+
+    def _spot_checked_loop(self) -> TimedLoop | None:
+        """The baseline loop whose last answered run has no spot check yet."""
+        return next((loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
+                     if len(loop.spot_checks) < len(loop.answers)), None)
+
+    def _loop(self, phase: str, answered: bool = False) -> TimedLoop | None:
+        """The loop a timed run reported in `phase` belongs to: in the baseline, eager's runs, then eager's
+        watched runs, then torch.compile's (None: no checks, no clock); in the profile, the candidate's."""
+        if phase != "baseline":
+            return self.timed_loops["candidate"]
+        for name, runs in (("eager", self.timed_runs), ("eager_watched", self.clock_calibration_runs)):
+            loop = self.timed_loops[name]
+            if len(loop.answers if answered else loop.arrivals) < runs:
+                return loop
+        return None
+
+    def message_limit(self, phase: str) -> int | None:
+        """The most bytes a message may hold: any size while only the harness's code has run; afterwards a
+        few times the task's outputs (a trial carries copies of them), so no file the candidate names on the
+        channel can exhaust the judge."""
+        if phase in TRUSTED_PHASES or not self.references:
+            return None
+        output_bytes = sum(out.numel() * out.element_size() for out in self.references[0].native)
+        return MESSAGE_OUTPUT_COPIES * output_bytes + MESSAGE_SLACK_BYTES
 
     def moves_on(self, phase: str, new_phase: str) -> bool:
         """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
@@ -167,6 +249,7 @@ class Observations:
                     self.repeat = f["repeat"]
             case "baseline":
                 self.eager = Samples.from_json(f["eager"])
+                self.eager_watched = Samples.from_json(f["eager_watched"])
                 self.compile.update(f["compile"])
                 self.compile_latency_s.update(f.get("compile_latency_s", {}))
             case "task_info":
@@ -176,13 +259,12 @@ class Observations:
             case "trial":
                 if self._answers_fresh_seed("trial", f, self.trials):
                     self.trials.append(dict(f))
-            case "timed_references":
-                self.timed_references = dict(f)
             case "spot_check":
-                if f.get("run") not in set(range(self.timed_runs_answered)) - {c["run"] for c in self.spot_checks}:
+                loop = self.timed_loops["candidate"] if phase == "profile" else self._spot_checked_loop()
+                if loop is None or f.get("run") not in set(range(len(loop.arrivals))) - set(loop.spot_checks):
                     self.duplicates.append("spot_check")  # a run not yet answered, or one checked twice
                     return
-                self.spot_checks.append(dict(f))
+                loop.spot_checks[f["run"]] = dict(f)
             case "timing":
                 self.timing = Samples.from_json(f["candidate"])
                 self.timed_ops = dict(f.get("ops", {}))
@@ -260,8 +342,10 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("tensor_subclass", ", ".join(trial["subclassed"]))
         if trial.get("new_threads"):
             add("extra_threads", ", ".join(trial["new_threads"]))
-        if (trial.get("background_cpu_ms") or 0.0) > BACKGROUND_CPU_MS:
-            add("background_work", f"{trial['background_cpu_ms']:.0f} ms of CPU in other threads after forward")
+        eager_background = float(obs.task_info.get("background_cpu_ms", 0.0))
+        if (trial.get("background_cpu_ms") or 0.0) > BACKGROUND_CPU_MS + eager_background:
+            add("background_work", f"{trial['background_cpu_ms']:.1f} ms of CPU in other threads after forward "
+                                   f"(after eager's: {eager_background:.1f} ms)")
         if trial.get("child_processes"):
             add("child_process", f"running: {', '.join(trial['child_processes'])}")
         if trial.get("child_cpu_ms", 0.0) > 0.0:
@@ -289,6 +373,7 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("reference_tampered", f"inputs for seed {trial['seed']} differ from the reference's")
     _check_kernels_launched(run, obs, add)
     _check_side_streams(obs, add)
+    _check_outside_clock(run, obs, add)
     return [_violation(check, "; ".join(details)) for check, details in found.items()]
 
 
@@ -311,6 +396,74 @@ def _check_kernels_launched(run: Run, obs: Observations, add) -> None:
         add("kernel_not_launched", f"extension {', '.join(extensions)} built but never called")
     if not launched and not extension_calls:
         add("kernel_not_launched", "no kernel of the candidate's own ran during forward")
+
+
+@dataclass(frozen=True)
+class OutsideClock:
+    """The candidate's median time as the worker reported it, and as the parent's own clock accounts for it."""
+
+    reported_ms: float
+    accounted_ms: float
+    allowance_ms: float
+
+    @property
+    def unaccounted_ms(self) -> float:
+        return self.accounted_ms - self.reported_ms
+
+    def to_json(self) -> dict[str, float]:
+        return {"reported_ms": round(self.reported_ms, 4), "accounted_ms": round(self.accounted_ms, 4),
+                "allowance_ms": round(self.allowance_ms, 4)}
+
+
+def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
+    """Holes in the worker's clock (a clock rewritten by compiled code, samples changed in its memory), seen
+    on clocks the worker cannot touch, with the same harness work around eager's watched runs and the
+    candidate's; the most telling of the bounds below.
+
+    On CUDA the parent's wall clock, each run from its answer to the next report: eager's trusted median
+    plus the difference of the two medians. On the CPU the worker's CPU time, which load does not move
+    (two evaluations share two cores in CI), per run less the harness's share (eager's, all its CPU time
+    but its calls' counted as the harness's): a call lasts at least its main thread's share, and all its
+    threads' spread over the cores the worker may use. That is compared with the mean reported time of
+    the same runs. The allowance grows with the harness's share, which differs a little from eager's runs
+    to the candidate's (caches left cold by the call).
+    """
+    eager, candidate, watched = obs.timed_loops["eager_watched"], obs.timed_loops["candidate"], obs.eager_watched
+    if watched is None or obs.timing is None or min(len(eager.answers), len(candidate.answers)) < 4:
+        return None
+    floor, share_frac = OUTSIDE_CLOCK_FLOOR_MS[device], OUTSIDE_CLOCK_HARNESS_FRAC[device]
+
+    def bound(reported: float, accounted: float, harness: float, noise: float = 0.0) -> OutsideClock:
+        allowance = floor + OUTSIDE_CLOCK_NOISE * noise + OUTSIDE_CLOCK_FRAC * max(accounted, 0.0) + \
+            share_frac * max(harness, 0.0)
+        return OutsideClock(reported, accounted, allowance)
+
+    if device == "cuda":
+        eager_cycles, candidate_cycles = eager.cycles_ms(), candidate.cycles_ms()
+        noise = (interquartile_range(eager_cycles) + interquartile_range(candidate_cycles)) / 1.35 / math.sqrt(
+            min(len(eager_cycles), len(candidate_cycles)))
+        harness = median(eager_cycles) - median(watched.device)
+        bounds = [bound(median(obs.timing.device), median(candidate_cycles) - harness, harness, noise)]
+    else:
+        per_run = eager.cpu_per_run_ms(), candidate.cpu_per_run_ms()
+        if None in per_run:
+            return None
+        (eager_main, eager_all, eager_exact), (candidate_main, candidate_all, candidate_exact) = per_run
+        eager_reported = statistics.fmean(watched.device[1:len(eager.cpu)])
+        reported = statistics.fmean(obs.timing.device[1:len(candidate.cpu)])
+        cores = max(1, obs.worker_cores)
+        tick_noise = 0.0 if eager_exact and candidate_exact else 2 * TICK_MS / (len(candidate.cpu) - 1) / cores
+        main_share, all_share = eager_main - eager_reported, eager_all - eager_reported
+        bounds = [bound(reported, candidate_main - main_share, main_share),
+                  bound(reported, (candidate_all - all_share) / cores, all_share / cores, tick_noise)]
+    return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
+
+
+def _check_outside_clock(run: Run, obs: Observations, add) -> None:
+    clock = outside_clock(obs, run.options.device)
+    if clock is not None and clock.unaccounted_ms > clock.allowance_ms:
+        add("unaccounted_time", f"{clock.reported_ms:.3f} ms reported per run, {clock.accounted_ms:.3f} ms by the "
+                                f"judge's clock (allowance {clock.allowance_ms:.3f} ms)")
 
 
 def _check_side_streams(obs: Observations, add) -> None:
@@ -367,11 +520,12 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
             violations.setdefault("result_caching", f"answers were right during verification, wrong in {label}")
         if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
             violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
-    if obs.spot_checks and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
+    candidate_spots = obs.timed_loops["candidate"].spot_checks
+    if candidate_spots and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
         all_ok, error = False, error or f"a timed run: {problem}"
         if len(passed_outputs) >= len(obs.trials) > 0:
             violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
-    all_checked = len(obs.spot_checks) == run.options.timed_runs
+    all_checked = len(candidate_spots) == run.options.timed_runs
     if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not all_checked):
         all_ok = False
         error = error or "the checks during and after timing were not received"
@@ -384,14 +538,14 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
     The reference here is eager itself, so its own error versus float64 is allowed on top of the
     calibrated tolerance the trials use.
     """
-    references = obs.timed_references
+    eager_spots = obs.timed_loops["eager"].spot_checks
     expected_shapes = [tuple(out.shape) for out in obs.references[0].native]
-    for spot in obs.spot_checks:
-        if not references or not 0 <= spot["run"] < len(references["samples"]):
+    for spot in obs.timed_loops["candidate"].spot_checks.values():
+        if spot["run"] not in eager_spots:
             return "no eager answer for this run"
         if list(spot["shapes"]) != expected_shapes:
             return f"run {spot['run']}: outputs of shapes {spot['shapes']}, the reference {expected_shapes}"
-        for i, (sampled, eager) in enumerate(zip(spot["samples"], references["samples"][spot["run"]])):
+        for i, (sampled, eager) in enumerate(zip(spot["samples"], eager_spots[spot["run"]]["samples"])):
             if sampled is None:
                 return f"run {spot['run']}, output {i} is not a plain tensor"
             if sampled.dtype != eager.dtype:
@@ -490,6 +644,8 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "torch": torch.__version__,
             "task_sha256": run.task_sha256,
             "precision": obs.task_info.get("precision", {}),
+            "model_mode": ("training" if obs.task_info["training"] else "eval") if "training" in obs.task_info
+            else None,
             "reference_dtype": "float64",
             "compile_cached": sorted(m for m, s in obs.compile.items() if s.get("cached")),
             "compile_scale": {m: s["scale"] for m, s in obs.compile.items() if "scale" in s},
@@ -497,5 +653,6 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "compile_latency_s": obs.compile_latency_s,
             "ignored_messages": obs.ignored,
             "phase_seconds": obs.phase_seconds,
+            "outside_clock": clock.to_json() if (clock := outside_clock(obs, run.options.device)) else None,
         },
     )

@@ -25,9 +25,18 @@ LINKED_PATTERNS = {
     r"^at::(cpu|native|meta|composite\w*)::|^at::cuda::(?!warp_size\b)[a-z][a-z0-9_]*[(<]": BELOW_DISPATCHER,
     r"^at::_ops::\w+::redispatch\(": REDISPATCH,
     r"^(cblas_|mkl_|dnnl_)|^[sdcz]gemm_?$": BLAS_DIRECT,
+    r"^(PyEval_GetFrame\w*|PyEval_Get(Locals|Globals)|_?PyThreadState_GetFrame|"
+    r"PyFrame_(?!(GetBack|GetCode|GetLineNumber)$)\w+|_PyFrame_\w+|PyGC_\w+|PyUnstable_\w+|_PyEval_\w+|"
+    r"PyEval_Set(Profile|Trace)\w*|_?PySys_\w+|PyFunction_Set\w+|PyCode_\w+|_PyInterpreterState_\w+)$":
+        "reaches Python's frames, code or hooks from compiled code (the harness's timing samples, audit records "
+        "and channel live there)",
+    r"^(process_vm_writev|process_vm_readv|ptrace)$":
+        "reads or writes the process's memory behind its code's back (a clock or the harness rewritten)",
 }
-"""Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs.
-Not `dlsym`: the CUDA runtime that nvcc links in statically looks up the driver with it."""
+"""Undefined symbols (demangled, version suffix removed) that a kernel of the candidate's own never needs, in
+any library, Python extensions included: pybind11 itself needs only the frame functions left out above
+(`PyFrame_GetBack`, `GetCode`, `GetLineNumber`, for its error messages). Not `dlsym`: the CUDA runtime that
+nvcc links in statically looks up the driver with it."""
 
 KERNEL_LIBRARY_PATTERNS = {
     r"^_?Py": "calls Python's C API from a kernel library (reaching the interpreter's objects: a clock, a frame)",
@@ -43,6 +52,9 @@ HOST_CODE_PATTERNS = {
 
 NM_LINE = re.compile(r"^\s*(?:[0-9a-f]+\s+)?([A-Za-z])\s+(.+)$")
 """One line of `nm -D`: an address for defined symbols, the symbol's kind letter, its (demangled) name."""
+
+MAX_LIBRARY_BYTES = 1 << 30
+"""Larger than any kernel library: a file the candidate maps that the judge will not read (a sparse terabyte)."""
 
 SYSTEM_ROOTS = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/opt/nvidia/")
 
@@ -85,25 +97,37 @@ def linked_findings(path: str, readable: str) -> tuple[str, ...]:
         identity = os.stat(readable)
     except OSError as error:
         return (f"{path}: mapped, but cannot be read ({error.strerror})",)
+    if identity.st_size > MAX_LIBRARY_BYTES:
+        return (f"{path}: mapped executable, {identity.st_size} bytes: larger than any kernel library, not read",)
     return _symbol_findings(path, readable, (identity.st_dev, identity.st_ino, identity.st_size, identity.st_mtime_ns))
+
+
+def _tool_output(*cmd: str) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"{Path(cmd[0]).name} took longer than {TOOL_TIMEOUT_S} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+TOOL_TIMEOUT_S = 60
 
 
 @functools.cache
 def _symbol_findings(path: str, readable: str, identity: tuple[int, ...]) -> tuple[str, ...]:
     """Cached by the file's identity: an agent's session rebuilds the same extension name many times."""
-    nm = shutil.which("nm")
-    if nm is None:
-        return (f"{path}: its symbols cannot be read (no nm on PATH)",)
-    listing = subprocess.run([nm, "-D", "--demangle", readable], capture_output=True, text=True, timeout=60)
-    if listing.returncode != 0:
-        return () if "file format not recognized" in listing.stderr else (f"{path}: {listing.stderr.strip()[:200]}",)
-    symbols = [match.groups() for line in listing.stdout.splitlines()
-               if (match := NM_LINE.match(line))]
+    nm, readelf = shutil.which("nm"), shutil.which("readelf")
+    if nm is None or readelf is None:
+        return (f"{path}: its symbols cannot be read (no nm or readelf on PATH: install binutils)",)
+    code, listing, errors = _tool_output(nm, "-D", "--demangle", readable)
+    if code != 0:
+        return () if "file format not recognized" in errors else (f"{path}: {errors.strip()[:200]}",)
+    symbols = [match.groups() for line in listing.splitlines() if (match := NM_LINE.match(line))]
     undefined = [name.split("@")[0] for kind, name in symbols if kind in "Uw"]
     patterns = dict(LINKED_PATTERNS)
     if not any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw"):
         patterns |= KERNEL_LIBRARY_PATTERNS
-    if b".nv_fatbin" not in Path(readable).read_bytes():
+    if ".nv_fatbin" not in _tool_output(readelf, "-S", "-W", readable)[1]:  # section headers only
         patterns |= HOST_CODE_PATTERNS
     return tuple(f"{Path(path).name} links {symbol}: {why}" for symbol in undefined
                  for pattern, why in patterns.items() if re.search(pattern, symbol))

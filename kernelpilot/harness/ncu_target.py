@@ -23,7 +23,7 @@ def main() -> None:
     sys.path.insert(0, str(model_file.parent))
     candidate = import_file(model_file, "kernelpilot_candidate")
     torch.manual_seed(job["init_seed"])
-    model = candidate.ModelNew(*task.get_init_inputs()).to("cuda").eval()
+    model = candidate.ModelNew(*task.get_init_inputs()).to("cuda")
     inputs = make_inputs(task, job["seed"], "cuda")
     with torch.no_grad():
         model(*inputs)

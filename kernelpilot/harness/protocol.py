@@ -44,8 +44,23 @@ SIDE_STREAM_SLACK_MS = 0.05
 SIDE_STREAM_SLACK_FRAC = 0.25
 """Host-clock time may exceed event time by eager's own gap plus this much before work is called hidden."""
 
+CLOCK_CALIBRATION_RUNS = 10
+"""Eager's runs under the candidate's conditions (the profiler watching), for the parent's clock alone."""
+OUTSIDE_CLOCK_FLOOR_MS = {"cuda": 0.05, "cpu": 0.5}
+OUTSIDE_CLOCK_FRAC = 0.05
+OUTSIDE_CLOCK_NOISE = 3.0
+OUTSIDE_CLOCK_HARNESS_FRAC = {"cuda": 0.1, "cpu": 0.25}
+"""The parent's own clock bounds every time the worker reports. It sees each timed run of eager and of the
+candidate as the wall time from one run's report to the next (the run, and the same harness work around
+it); the candidate's time it can account for is eager's median plus the difference of the two medians. A
+reported median below that by more than the floor, this fraction of it, and this many standard errors of
+the two medians (from their interquartile ranges), and this fraction of the harness's own share of a run, is
+time the worker's clock lost: a clock rewritten in the worker, or its samples changed (`judge.outside_clock`
+says how each device is read)."""
+
 BACKGROUND_CPU_MS = 5.0
-"""CPU time other threads may burn in the window after forward returns."""
+"""CPU time other threads may burn in the window after forward returns, beyond what they burn after eager's
+calls (read to the nanosecond: one clock tick is no evidence)."""
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 """torch.compile's modes, any of which `--compile-modes` may time."""
@@ -86,6 +101,7 @@ class EvalOptions:
             "timed_runs": self.timed_runs,
             "input_sets": INPUT_SETS,
             "checked_timed_runs": self.timed_runs,
+            "clock_calibration_runs": CLOCK_CALIBRATION_RUNS,
             "check_samples": CHECK_SAMPLES,
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
             "timing_loop_version": TIMING_LOOP_VERSION,

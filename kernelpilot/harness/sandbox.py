@@ -51,7 +51,7 @@ _UNSHARE_FORMS = (
 
 def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
     """A shell script for a fresh mount namespace that makes what bwrap's binds make: every mount
-    read-only but /dev (less /dev/shm, where other evaluations keep their scratch), /proc and /sys,
+    read-only (/proc too) but /dev (less /dev/shm, where other evaluations keep their scratch) and /sys,
     `writable` bound back writable and `read_only` inside it
     read-only again. Then it drops every capability before running the command, so that the
     candidate (root in the namespace, or root outright on a GPU machine) cannot remount."""
@@ -63,6 +63,7 @@ def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
     return "\n".join([
         "set -e",
         "mount --make-rprivate /",
+        "mount -o remount,bind,ro /proc",  # no write to /proc/PID/mem (code rewritten behind the harness's back)
         "awk '{print $5}' /proc/self/mountinfo | while read -r m; do",
         '  m=$(printf %b "$m")',
         '  case "$m" in /dev/shm) ;; /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
@@ -115,11 +116,16 @@ def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path
     if kind == "bwrap":
         binds = [arg for path in writable for arg in ("--bind", str(path), str(path))] + \
                 [arg for path in read_only for arg in ("--ro-bind", str(path), str(path))]
-        return ["bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
-                *binds, *BWRAP_CONFINEMENT, "--", *cmd]
+        return [*OOM_FIRST, "bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm",
+                "--proc", "/proc", "--remount-ro", "/proc", *binds, *BWRAP_CONFINEMENT, "--", *cmd]
     if kind.startswith("unshare"):
         namespaces, read_only_system = unshare_form()
         if read_only_system:
-            return [*namespaces, "sh", "-c", _confinement(writable, read_only), "sh", *cmd]
-        return [*namespaces, *cmd]
-    return cmd
+            return [*OOM_FIRST, *namespaces, "sh", "-c", _confinement(writable, read_only), "sh", *cmd]
+        return [*OOM_FIRST, *namespaces, *cmd]
+    return [*OOM_FIRST, *cmd]
+
+
+OOM_FIRST = ("sh", "-c", 'echo 1000 > /proc/self/oom_score_adj; exec "$@"', "sh")
+"""Set before the sandbox starts (its /proc is read-only) and inherited by everything in it: the kernel's
+out-of-memory killer takes a candidate that exhausts memory before the judge or the user's TUI."""

@@ -60,12 +60,16 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
-def spread_pct(values: Sequence[float]) -> float:
-    """Interquartile range as a percentage of the median."""
+def interquartile_range(values: Sequence[float]) -> float:
     if len(values) < 4:
         return 0.0
     q1, _, q3 = statistics.quantiles(values, n=4)
-    return 100.0 * (q3 - q1) / statistics.median(values)
+    return q3 - q1
+
+
+def spread_pct(values: Sequence[float]) -> float:
+    """Interquartile range as a percentage of the median."""
+    return 100.0 * interquartile_range(values) / statistics.median(values) if len(values) >= 4 else 0.0
 
 
 class CacheFlusher:

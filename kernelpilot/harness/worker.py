@@ -33,6 +33,8 @@ from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 
 KERNEL_PROFILE_RUNS = 5
+BACKGROUND_READINGS = 3
+"""Eager's calls after which other threads' CPU time is read, as after each verified call of the candidate."""
 
 
 def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
@@ -116,6 +118,11 @@ class Worker:
         self.channel = channel
         self.device: str = job["device"]
         self.phase = "setup"
+        self.clock_before = guards.c_entry_points(timing._perf_counter)
+        self.clock_rewritten = False
+
+    def live_objects(self) -> dict[str, object]:
+        return {"worker": self, "worker.channel": self.channel}
 
     def enter(self, phase: str) -> None:
         self.phase = phase
@@ -129,10 +136,11 @@ class Worker:
         self.task = load_task_module(Path(job["task_path"]))
         self.init_inputs = self.task.get_init_inputs()
         torch.manual_seed(job["init_seed"])
-        model = self.task.Model(*self.init_inputs).to(device).eval()
+        model = self.task.Model(*self.init_inputs).to(device)  # as constructed, as KernelBench runs it
         self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         model64 = copy.deepcopy(model).to(torch.float64)
         self.output_bytes: list[int] = []
+        background_ms: list[float] = []
         with torch.no_grad():
             for i, seed in enumerate(job.pop("reference_seeds")):
                 inputs = make_inputs(self.task, seed, device)
@@ -147,39 +155,43 @@ class Worker:
                 except Exception:  # some ops have no float64 kernel: the native answer is the reference
                     ref64 = None
                 repeat = [o.cpu() for o in as_outputs(model(*inputs))] if i == 0 else None
+                if i < BACKGROUND_READINGS:
+                    synchronize(device)
+                    background_ms.append(guards.background_cpu_ms())
                 self.output_bytes = [o.numel() * o.element_size() for o in native]
                 self.channel.send("reference", seed=seed, native=[o.cpu() for o in native], ref64=ref64,
                                   repeat=repeat, checksum=checksum(inputs))
         del model64
         self.baselines(model)
-        self.channel.send("task_info", precision=guards.precision_settings(),
+        self.channel.send("task_info", precision=guards.precision_settings(), training=model.training,
+                          background_cpu_ms=max(background_ms, default=0.0),
                           device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
                           torch_version=str(torch.__version__))
 
     def baselines(self, model: torch.nn.Module) -> None:
         """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.
 
-        Eager's answers on them, sampled at secret positions, go to the parent: any timed run of the
-        candidate can then be checked, and only the parent knows which one is. The inputs, seeds and
-        positions are gone (zeroed, dropped) before the candidate is imported.
+        Eager's timed runs go through the same bookkeeping as the candidate's (`check_timed_run`): its
+        answers, sampled at positions the parent names after each run, are what any timed run of the
+        candidate is checked against. A few more of its runs are watched by the profiler, as the candidate's
+        will be: on them the parent's own clock learns the harness's share of a watched run, so that what it
+        cannot account for in the candidate's runs is the candidate's. The inputs are zeroed before the
+        candidate is imported.
         """
         self.enter("baseline")
         job, device = self.job, self.device
         self.flush = CacheFlusher(device, job["l2_flush_bytes"])
         input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("timing_seeds")]
         factor_seed = job.pop("factor_seed")
-        check_seeds, eager_samples = job.pop("check_seeds"), []
         compile_samples, latency = {}, {}
         with torch.no_grad():
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
-                               after_run=lambda run, output: self.sample_eager(eager_samples, check_seeds[run],
-                                                                               run, output))
-            self.channel.send("timed_references", samples=eager_samples)
-            for sample in (s for run in eager_samples for s in run if s is not None):
-                sample.zero_()  # eager's answers must not wait in freed memory for the candidate's code
-            check_seeds.clear()
-            eager_samples.clear()
+                               after_run=lambda run, output: self.check_timed_run(run, output, wipe=True))
+            with watching_calls():  # as the candidate's runs will be watched: the parent's clock sees the same
+                eager_watched = time_calls(model, eager_inputs, device, 0, job["clock_calibration_runs"], self.flush,
+                                           after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
+                                           around=mark_call)
             schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
                 compile_inputs = FreshInputs(input_sets, factor_seed)
@@ -197,7 +209,8 @@ class Worker:
                     compile_samples[mode] = {"error": one_line(error)[:300]}
             for schedule in schedules:
                 schedule.wipe()
-        self.channel.send("baseline", eager=eager.to_json(), compile=compile_samples, compile_latency_s=latency)
+        self.channel.send("baseline", eager=eager.to_json(), eager_watched=eager_watched.to_json(),
+                          compile=compile_samples, compile_latency_s=latency)
         if job["compile_modes_to_measure"]:
             torch._dynamo.reset()
 
@@ -208,8 +221,7 @@ class Worker:
         if json.loads(sys.stdin.readline() or "{}").get("import") is not True:
             raise RuntimeError("the harness never cleared the candidate's import")
         self.functions_before = guards.snapshot_functions()
-        self.clock_before = guards.c_entry_points(timing._perf_counter)
-        self.clock_rewritten = False
+        self.bindings_before = guards.instance_bindings(self.live_objects())
         self.reference_before = guards.reference_fingerprint(self.task.Model, self.task)
         self.precision_before = guards.precision_settings()
         self.threads_before = guards.python_threads()
@@ -229,7 +241,7 @@ class Worker:
             raise CandidateFailure(f"{model_file.name} does not define class ModelNew")
         torch.manual_seed(self.job["init_seed"])
         try:
-            self.model = model_class(*self.init_inputs).to(self.device).eval()
+            self.model = model_class(*self.init_inputs).to(self.device)
         except BaseException as error:
             raise CandidateFailure(f"ModelNew(*get_init_inputs()) failed: {one_line(error)}") from None
         try:
@@ -331,7 +343,7 @@ class Worker:
         input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
         with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
-                                 job["timed_runs"], self.flush, after_run=self.offer_for_check, around=mark_call)
+                                 job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call)
         calls, ops = watched_ops(watch)
         self.channel.send("timing", candidate=samples.to_json(), ops=dict(ops), watched_calls=calls)
         for seed in job["post_seeds"]:
@@ -345,19 +357,21 @@ class Worker:
         """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
         self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
 
-    def offer_for_check(self, run: int, output: object) -> None:
-        """Every timed run is checked (hacks 3, 16), at positions the parent names only after it ran."""
+    def check_timed_run(self, run: int, output: object, wipe: bool = False) -> None:
+        """After every timed run of eager and of the candidate alike: report it, and sample the answers at the
+        positions the parent names only now (hacks 3, 16: no run can be skipped). `wipe` zeroes eager's
+        answers once sent: they must not wait in freed memory for the candidate's code."""
         snapshot = [o.detach().clone() if type(o) is torch.Tensor else o for o in as_outputs(output)]
         self.check_clock()
         seed = self.await_parent(run).get("check_seed")
         if isinstance(seed, int):
-            self.channel.send("spot_check", run=run, samples=sample_outputs(snapshot, seed),
+            samples = sample_outputs(snapshot, seed)
+            self.channel.send("spot_check", run=run, samples=samples,
                               shapes=[tuple(o.shape) if type(o) is torch.Tensor else None for o in snapshot])
-
-    def sample_eager(self, samples: list, seed: int, run: int, output: object) -> None:
-        """Keep eager's answers of a timed run for the checks, then wait like every timed run."""
-        samples.append(sample_outputs(output, seed))
-        self.await_parent(run)
+            if wipe:
+                for tensor in [*samples, *snapshot]:
+                    if type(tensor) is torch.Tensor:
+                        tensor.zero_()
 
     def await_parent(self, run: int) -> dict:
         """Report a timed run and wait for the parent's word, after every timed run of eager, torch.compile
@@ -392,7 +406,8 @@ class Worker:
         self.check_clock()
         self.channel.send(
             "final",
-            patched=guards.changed_functions(self.functions_before) + (
+            patched=guards.changed_functions(self.functions_before)
+            + guards.changed_bindings(self.bindings_before, self.live_objects()) + (
                 ["time.perf_counter (the harness's clock: its C entry point was rewritten)"] if self.clock_rewritten
                 else []),
             precision=guards.changed_precision(self.precision_before),
@@ -429,7 +444,6 @@ class Worker:
 
 def main() -> None:
     guards.adopt_orphans()
-    guards.first_to_go_when_memory_runs_out()
     job = json.loads(sys.stdin.readline())
     channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]), bytes.fromhex(job.pop("channel_key")))
     worker = Worker(job, channel)

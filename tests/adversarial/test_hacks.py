@@ -196,6 +196,20 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/skip_one_timed_run.py": ("result_caching", WRONG),
     # the same ATen kernels by a name no source line spells (a macro pastes it): the extension's linked symbols
     "cpu/aten_kernels_by_pasted_name.py": "tampering",
+    # red team round E (issue 16). The harness's clock rewritten through /proc/PID/mem (no flagged symbol
+    # linked): the sandbox's /proc is read-only, so it runs as its honest twin (and without the sandbox the
+    # parent's own clock catches it: test_clock_lie_is_caught_by_the_parents_clock_without_a_sandbox)
+    "cpu/clock_rewritten_via_proc_mem.py": NO_GAIN,
+    # the timing loop's samples divided through Python's C API (PyEval_GetFrame pasted by a macro, frames
+    # walked by names built at run time): the linked scan names the frame access, the parent's clock the lie
+    "cpu/timings_shrunk_via_c_api_frames.py": ("tampering", "unaccounted_time"),
+    # plain eager torch in forward, the op lists blanked by a wrapper set on the channel *instance* (found by
+    # the same C-API frame walk) before each message is signed
+    "cpu/op_audit_emptied_via_channel_instance.py": ("tampering", "patched_function", "op_audit"),
+    # files the judge reads that the candidate made, bounded: a sparse terabyte named on the channel, and one
+    # mapped executable for the linked scan (the judge crashed with MemoryError before)
+    "cpu/huge_message_file.py": "tampering",
+    "cpu/huge_mapped_library.py": "tampering",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -237,6 +251,8 @@ TASK_OF: dict[str, str] = {
     "cpu/work_faulted_in_after_the_clock.py": "matmul.py",
     "cpu/clock_rewritten_in_libc.py": "matmul.py",
     "cpu/clock_rewritten_in_the_got.py": "matmul.py",
+    "cpu/clock_rewritten_via_proc_mem.py": "matmul.py",
+    "cpu/timings_shrunk_via_c_api_frames.py": "matmul.py",
     "cuda/legit_matmul": "matmul.py",
     "cuda/tf32_matmul": "matmul.py",
     "cuda/half_matmul": "matmul.py",
@@ -248,11 +264,14 @@ HONEST_COUNTERPART: dict[str, str] = {
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/cache_and_rescale_linear": "cpu/legit_matmul",
+    "cpu/clock_rewritten_via_proc_mem.py": "cpu/legit_matmul",
     "cuda/skip_work_when_timed": "cuda/legit_matmul",
 }
 
 SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py",
-        "cpu/aten_cpu_kernels_from_cpp.py", "cpu/aten_kernels_by_pasted_name.py"}
+        "cpu/aten_cpu_kernels_from_cpp.py", "cpu/aten_kernels_by_pasted_name.py",
+        "cpu/timings_shrunk_via_c_api_frames.py", "cpu/op_audit_emptied_via_channel_instance.py",
+        "cpu/huge_mapped_library.py"}
 """`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
 
 DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]
@@ -281,7 +300,8 @@ class Outcome:
             return f"exit {self.returncode}: {self.stderr.strip()[-2000:]}"
         r = self.result
         return json.dumps({k: r.get(k) for k in ("reward", "built", "correct", "violations", "error",
-                                                 "max_abs_err", "times_ms")}, default=str)[:3000]
+                                                 "max_abs_err", "times_ms", "speedup_vs_eager")},
+                          default=str)[:3000]
 
     @property
     def checks(self) -> list[str]:
@@ -305,11 +325,12 @@ def task_of(candidate: str) -> str:
     return TASK_OF.get(candidate, "relu_bias.py")
 
 
-def run_eval(task: str, candidate: str) -> Outcome:
+def run_eval(task: str, candidate: str, env: dict[str, str] | None = None) -> Outcome:
     cmd = [*kernelpilot_command(), "eval", str(TASKS / task), str(HERE / candidate),
            "--device", device_of(candidate), "--json", "--timeout", str(EVAL_TIMEOUT_S)]
     started = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S,
+                          env={**os.environ, **(env or {})})
     result = None
     if proc.stdout.strip():
         try:
@@ -492,3 +513,12 @@ def test_cuda_candidates_compile_for_hopper():
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         failed = {str(s.relative_to(HERE)): p.stderr for s, p in pool.map(compile_one, sources) if p.returncode}
     assert sources and not failed, failed
+
+
+def test_clock_lie_is_caught_by_the_parents_clock_without_a_sandbox():
+    # Time from outside (issue 16): with no sandbox the /proc/PID/mem patch of libc's clock_gettime takes hold
+    # and the worker's clock runs slow during each call; the CPU time the parent reads from /proc, which no
+    # code in the worker can change, cannot account for the time it reports.
+    outcome = run_eval("matmul.py", "cpu/clock_rewritten_via_proc_mem.py", env={"KERNELPILOT_SANDBOX": "none"})
+    assert outcome.returncode == 0 and outcome.result is not None, outcome.describe()
+    assert outcome.result["reward"] == -1 and "unaccounted_time" in outcome.checks, outcome.describe()

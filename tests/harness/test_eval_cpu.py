@@ -189,3 +189,11 @@ def test_the_candidate_can_neither_see_the_judge_nor_write_outside_its_scratch(s
     finally:
         mark.unlink(missing_ok=True)
         shm_mark.unlink(missing_ok=True)
+
+
+def test_batchnorm_is_judged_with_batch_statistics_as_kernelbench_runs_it():
+    # KernelBench runs Model as constructed (training mode) under no_grad: BatchNorm normalises each batch by
+    # its own statistics, so a kernel that does the same is right, and the mode is recorded.
+    result = evaluate(CASES / "batchnorm.py", CASES / "batchnorm_stats", CPU)
+    assert result.built and result.correct and not result.violations, (result.error, result.violations)
+    assert result.protocol["model_mode"] == "training"
