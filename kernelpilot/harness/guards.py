@@ -419,9 +419,12 @@ BELOW_DISPATCHER = "calls ATen's kernels directly, below the dispatcher (PyTorch
 REDISPATCH = "calls PyTorch's dispatcher below its Python and profiler keys (ops the audit cannot see)"
 BLAS_DIRECT = "calls PyTorch's own libraries or a CPU BLAS directly (library compute the op audit cannot see)"
 
+HARNESS_INTERNALS = sorted(path.stem for path in Path(__file__).parent.glob("*.py")
+                           if path.stem not in ("__init__", "kernels"))
+"""Every module of the harness but `kernels`, the one candidates import (read from disk, so none is missed)."""
+
 TAMPER_PATTERNS = {
-    r"\bkernelpilot\.harness\.(worker|guards|audit|channel|timing|verify|evaluate|sandbox|protocol)\b":
-        "imports the harness's internals",
+    rf"\bkernelpilot\.harness\.({'|'.join(HARNESS_INTERNALS)})\b": "imports the harness's internals",
     r"\bsys\.modules\b": "edits loaded modules",
     r"\bsys\.(settrace|setprofile)\b|\bsys\._getframe\b|\bf_back\b|\bf_locals\b|\bf_globals\b":
         "inspects or hooks the caller's frames",
