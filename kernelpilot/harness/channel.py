@@ -1,7 +1,7 @@
 """Messages from the worker (which runs the candidate) to the parent (which judges it).
 
-Each message is a dict of plain values and tensors, saved with `torch.save` into the run's scratch
-folder; its file name and a keyed digest of its bytes and its place in the sequence travel as one
+Each message (`messages.WorkerMessage`) goes as a dict of plain values and tensors, saved with
+`torch.save` into the run's scratch folder; its file name and a keyed digest of its bytes and its place in the sequence travel as one
 line on a pipe. The key is the parent's, given to the worker's harness code only: a message that code
 in the candidate writes to the pipe itself (a forged timing, a forged "done") fails the digest and is
 reported as forged. The parent reads messages with `torch.load(weights_only=True)`, so nothing the
@@ -22,9 +22,9 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 import torch
+
+from kernelpilot.harness.messages import WorkerMessage, from_wire
 
 
 def _read_regular_file(path: Path, max_bytes: int | None) -> bytes:
@@ -49,7 +49,7 @@ def digest(key: bytes, number: int, data: bytes) -> str:
 
 
 class WorkerChannel:
-    """The worker's end: `send(kind, **fields)`."""
+    """The worker's end: `send(message)`."""
 
     def __init__(self, fd: int, scratch: Path, key: bytes) -> None:
         self._fd = fd
@@ -57,11 +57,11 @@ class WorkerChannel:
         self._key = key
         self._counter = itertools.count()
 
-    def send(self, kind: str, **fields: Any) -> None:
+    def send(self, message: WorkerMessage) -> None:
         number = next(self._counter)
         name = f"msg-{number:04d}.pt"
         buffer = io.BytesIO()
-        torch.save({"kind": kind, **fields}, buffer)
+        torch.save(message.to_wire(), buffer)
         data = buffer.getvalue()
         tmp = self._scratch / f".{name}"
         tmp.write_bytes(data)
@@ -69,11 +69,14 @@ class WorkerChannel:
         os.write(self._fd, f"{name} {digest(self._key, number, data)}\n".encode())
 
 
-@dataclass
-class Message:
-    kind: str
-    fields: dict[str, Any]
+@dataclass(frozen=True)
+class Received:
+    """A message as the parent got it: None with the `problem` when it is not one the harness sent."""
+
+    message: WorkerMessage | None
     received_at: float
+    """When its line reached the pipe, on `time.perf_counter`: the parent's own clock."""
+    problem: str | None = None
 
 
 class ParentChannel:
@@ -87,10 +90,9 @@ class ParentChannel:
         self._arrived_at = time.perf_counter()
         self._expected = itertools.count()
 
-    def receive(self, deadline: float, max_bytes: int | None = None) -> Message | None:
+    def receive(self, deadline: float, max_bytes: int | None = None) -> Received | None:
         """The next message, of at most `max_bytes`; None when the worker closed the pipe. Raises TimeoutError
-        at the deadline. `received_at` is when its line reached the pipe (before its file is read), on
-        `time.perf_counter`: the parent's own clock around the worker's timed runs."""
+        at the deadline."""
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -106,21 +108,18 @@ class ParentChannel:
         line, self._buffer = self._buffer.split(b"\n", 1)
         name, _, signature = line.decode(errors="replace").strip().partition(" ")
         if "/" in name or not name.startswith("msg-"):
-            return Message("garbled", {"line": name[:200]}, self._arrived_at)
+            return Received(None, self._arrived_at, f"garbled message {name[:200]}")
         path = self._scratch / name
         try:
             data = _read_regular_file(path, max_bytes)
         except OSError as error:
-            return Message("garbled", {"line": f"{name}: {error}"[:300]}, self._arrived_at)
+            return Received(None, self._arrived_at, f"garbled message {name}: {error}"[:300])
         finally:
             path.unlink(missing_ok=True)  # the reference's answers must not wait on disk for the candidate
         if not hmac.compare_digest(signature, digest(self._key, next(self._expected), data)):
-            return Message("forged", {"line": name[:200]}, self._arrived_at)
+            return Received(None, self._arrived_at, f"forged message {name[:200]}")
         try:
-            message = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-        except Exception as error:  # an unreadable message is the worker's fault, never a crash here
-            return Message("garbled", {"line": f"{name}: {error}"[:300]}, self._arrived_at)
-        if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
-            return Message("garbled", {"line": name}, self._arrived_at)
-        kind = message.pop("kind")
-        return Message(kind, message, self._arrived_at)
+            message = from_wire(torch.load(io.BytesIO(data), weights_only=True, map_location="cpu"))
+        except Exception as error:  # unreadable, or no message of the harness's: the worker's fault, never ours
+            return Received(None, self._arrived_at, f"garbled message {name}: {error}"[:300])
+        return Received(message, self._arrived_at)

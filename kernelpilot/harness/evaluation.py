@@ -30,7 +30,9 @@ from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
-from kernelpilot.harness.judge import TRUSTED_PHASES, Observations, check_task, judge
+from kernelpilot.harness.judge import check_task, judge
+from kernelpilot.harness.messages import Done, Imported, Phase, TimedRun, Timing
+from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
@@ -325,8 +327,8 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
         while True:
             budget = PHASE_LIMITS.get(phase, "run")
             try:
-                message = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S),
-                                          observations.message_limit(phase))
+                received = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S),
+                                           observations.message_limit(phase))
             except TimeoutError:
                 now = time.monotonic()
                 if budget == "build" and not _compiling(process.pid):
@@ -340,46 +342,49 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 observations.fail(phase, f"timed out after {now - phase_started:.0f} s in {phase} ({limit})")
                 break
             last_poll = time.monotonic()
-            if message is None:
+            if received is None:
                 break
+            message = received.message
             if worker_pid is None:
                 worker_pid = _worker_pid(process.pid)
                 observations.worker_cores = len(os.sched_getaffinity(worker_pid)) if worker_pid else 1
-            if message.kind == "phase" and observations.moves_on(phase, str(message.fields.get("name"))):
-                new_phase = str(message.fields.get("name"))
-                if PHASE_LIMITS.get(new_phase) != PHASE_LIMITS.get(phase):
+            if isinstance(message, Phase) and observations.moves_on(phase, message.name):
+                if PHASE_LIMITS.get(message.name) != PHASE_LIMITS.get(phase):
                     budget_started = time.monotonic()
                 now = time.monotonic()
                 observations.phase_seconds[phase] = round(now - phase_started, 3)
-                phase, phase_started = new_phase, now
+                phase, phase_started = message.name, now
                 log(f"[{phase}]")
             try:
-                observations.receive(message, phase)
+                observations.receive(received, phase)
                 # not between timed runs: the longer pause slowed the next call on the H200 (read as side-stream
                 # work)
-                if message.kind in ("phase", "timing") and phase not in TRUSTED_PHASES:
+                if isinstance(message, (Phase, Timing)) and phase not in TRUSTED_PHASES:
                     _inspect_worker(process.pid, observations, phase)
             except Exception as error:  # whatever the candidate made that the judge cannot read is a verdict
                 if phase in TRUSTED_PHASES:
                     raise
-                observations.forged.append(f"a {message.kind} message the judge could not read "
+                observations.forged.append(f"a {type(message).__name__} message the judge could not read "
                                            f"({type(error).__name__}: {str(error)[:200]})")
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
             check_task(run, observations)
-            if message.kind == "phase" and phase == "import" and not process.stdin.closed:
-                _send_line(process, {"import": True}, close=False)  # every earlier message is read and deleted
-            if message.kind == "imported" and not process.stdin.closed:
-                _send_line(process, _candidate_job(run), close=False)
-            if message.kind == "timed_run" and not process.stdin.closed:
-                answer = observations.answer_timed_run(phase, message, run.seeds["check_seeds"],
-                                                       guards.cpu_time(worker_pid) if worker_pid else None)
-                _send_line(process, answer, close=False)
-                observations.answered_timed_run(phase, time.perf_counter())
-            if message.kind == "timing" and not process.stdin.closed:
-                process.stdin.close()
-            if message.kind == "done":
+            if isinstance(message, Done):
                 break
+            if process.stdin.closed:
+                continue
+            match message:
+                case Phase(name="import") if phase == "import":
+                    _send_line(process, {"import": True})  # every earlier message is read and deleted
+                case Imported():
+                    _send_line(process, _candidate_job(run))
+                case TimedRun():
+                    _send_line(process, observations.answer_timed_run(
+                        phase, message, received.received_at, run.seeds["check_seeds"],
+                        guards.cpu_time(worker_pid) if worker_pid else None))
+                    observations.answered_timed_run(phase, time.perf_counter())
+                case Timing():
+                    process.stdin.close()
     finally:
         if not process.stdin.closed:
             process.stdin.close()
@@ -464,12 +469,10 @@ def _death_signal(returncode: int) -> int | None:
     return signum if signum in signal.valid_signals() else None
 
 
-def _send_line(process: subprocess.Popen, data: dict, close: bool) -> None:
+def _send_line(process: subprocess.Popen, data: dict) -> None:
     try:
         process.stdin.write(json.dumps(data).encode() + b"\n")
         process.stdin.flush()
-        if close:
-            process.stdin.close()
     except BrokenPipeError:  # the worker is gone; its exit is judged with the rest
         pass
 

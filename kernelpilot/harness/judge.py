@@ -1,25 +1,20 @@
-"""The verdict: turn the worker's observations into violations, correctness, timings and the reward.
-
-Runs in the parent. A message is accepted only in the phase that may send it: reference answers and
-baseline timings only before the candidate's code was imported, so nothing the candidate runs can
-rewrite them.
+"""The verdict: turn what the parent observed of one worker into violations, correctness, timings and the
+reward. Runs in the parent.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import signal
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 
 from kernelpilot.errors import TaskError
 from kernelpilot.harness.audit import disallowed
-from kernelpilot.harness.channel import Message
-from kernelpilot.harness.guards import CHECKS, CpuTime, tamper_findings
+from kernelpilot.harness.guards import CHECKS, tamper_findings
 from kernelpilot.harness.kernels import declared_launchers
 from kernelpilot.harness.protocol import (
     BACKGROUND_CPU_MS,
@@ -28,15 +23,16 @@ from kernelpilot.harness.protocol import (
     OUTSIDE_CLOCK_FRAC,
     OUTSIDE_CLOCK_HARNESS_FRAC,
     OUTSIDE_CLOCK_NOISE,
-    PHASES,
     SIDE_STREAM_SLACK_FRAC,
     SIDE_STREAM_SLACK_MS,
     WARMUP_RUNS,
 )
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
+from kernelpilot.harness.messages import Observed
+from kernelpilot.harness.observations import TICK_MS, Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
-from kernelpilot.harness.timing import Samples, interquartile_range, median, spread_pct
+from kernelpilot.harness.timing import interquartile_range, median, spread_pct
 from kernelpilot.harness.verify import (
     Reference,
     check_outputs,
@@ -50,245 +46,6 @@ from kernelpilot.harness.verify import (
 
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
-
-TRUSTED_PHASES = {"start", "setup", "baseline"}
-ALLOWED = {
-    "phase": None,
-    "reference": TRUSTED_PHASES,
-    "baseline": TRUSTED_PHASES,
-    "task_info": TRUSTED_PHASES,
-    "imported": {"import"},
-    "trial": {"verify"},
-    "timing": {"profile"},
-    "post_check": {"profile"},
-    "timed_run": {"baseline", "profile"},
-    "spot_check": {"baseline", "profile"},
-    "kernels": {"profile"},
-    "final": {"import", "verify", "profile"},
-    "reached": {"import", "verify", "profile"},
-    "error": None,
-    "done": None,
-}
-
-
-MESSAGE_OUTPUT_COPIES = 4
-MESSAGE_SLACK_BYTES = 64 << 20
-
-ONCE = {"baseline", "task_info", "imported", "timing", "kernels", "final"}
-"""Messages the worker sends exactly once: a second one was forged by the candidate's code."""
-
-
-@dataclass
-class TimedLoop:
-    """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
-    the parent's answer after each run, so between an answer and the next report lies exactly one run and
-    the harness's work around it."""
-
-    arrivals: list[float] = field(default_factory=list)
-    """When each run's report reached the parent (`time.perf_counter`)."""
-    answers: list[float] = field(default_factory=list)
-    """When the parent answered each report."""
-    cpu: list[CpuTime] = field(default_factory=list)
-    """The worker's CPU time when each report arrived (the worker is waiting then)."""
-    spot_checks: dict[int, dict] = field(default_factory=dict)
-    """Each run's answers at the positions the parent named only after the run, by run."""
-
-    def cycles_ms(self) -> list[float]:
-        """Wall time of each run after the first, with the harness's work around it."""
-        return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
-
-    def cpu_per_run_ms(self) -> tuple[float, float, bool] | None:
-        """CPU time the worker used per run after the first: its main thread's, all its threads', and whether
-        the latter is exact (no thread died: the living threads' count, to the nanosecond) or to the tick."""
-        if len(self.cpu) < 2:
-            return None
-        first, last, runs = self.cpu[0], self.cpu[-1], len(self.cpu) - 1
-        exact = first.threads <= last.threads
-        spent = last.living_threads - first.living_threads if exact else last.all_threads - first.all_threads
-        return (last.main_thread - first.main_thread) / runs, spent / runs, exact
-
-
-TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
-@dataclass
-class Observations:
-    sources: dict[str, str]
-    references: list[Reference] = field(default_factory=list)
-    repeat: list[torch.Tensor] | None = None
-    eager: Samples | None = None
-    compile: dict[str, dict] = field(default_factory=dict)
-    compile_latency_s: dict[str, float] = field(default_factory=dict)
-    task_info: dict = field(default_factory=dict)
-    imported: dict | None = None
-    trials: list[dict] = field(default_factory=list)
-    timing: Samples | None = None
-    timed_ops: dict[str, int] = field(default_factory=dict)
-    """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
-    watched_calls: int | None = None
-    post_checks: list[dict] = field(default_factory=list)
-    timed_runs: int = 0
-    clock_calibration_runs: int = 0
-    timed_loops: dict[str, TimedLoop] = field(default_factory=lambda: {
-        "eager": TimedLoop(), "eager_watched": TimedLoop(), "candidate": TimedLoop()})
-    """Eager's timed runs, its runs under the candidate's conditions, and the candidate's, as the parent saw them."""
-    eager_watched: Samples | None = None
-    kernel_rows: list[dict] = field(default_factory=list)
-    final: dict = field(default_factory=dict)
-    error: tuple[str, str] | None = None
-    """(scope, message): scope is task, baseline, import or run."""
-    finished: bool = False
-    ignored: list[str] = field(default_factory=list)
-    reference_file_changed: bool = False
-    task_checked: bool = False
-    seen: set[str] = field(default_factory=set)
-    duplicates: list[str] = field(default_factory=list)
-    reached: list[str] = field(default_factory=list)
-    """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
-    signals_before: int = 0
-    """Signals the worker's processes had handlers for when the candidate's import began (a mask)."""
-    new_signal_handlers: int = 0
-    """Signals the candidate's code added handlers for: work can be faulted in after the clock stopped."""
-    linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
-    for those mapped before the candidate's import)."""
-    forged: list[str] = field(default_factory=list)
-    """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
-    worker_cores: int = 1
-    """CPUs the worker may run on: its CPU time over that many is the least wall time it can have taken."""
-    phase_seconds: dict[str, float] = field(default_factory=dict)
-    """Wall time of each worker phase ("start" is starting Python and importing torch)."""
-    worker_output: str = ""
-
-    def answer_timed_run(self, phase: str, message: Message, check_seeds: list[int], cpu: CpuTime | None) -> dict:
-        """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
-        check. The worker reports runs once each and in order: any other report was forged to learn the
-        seeds. torch.compile's runs (after eager's) get no seed."""
-        loop = self._loop(phase)
-        if loop is None:
-            return {}
-        expected = len(loop.arrivals)
-        loop.arrivals.append(message.received_at)
-        if cpu is not None:
-            loop.cpu.append(cpu)
-        if message.fields.get("run") != expected or not 0 <= expected < len(check_seeds):
-            self.duplicates.append("timed_run")
-            return {}
-        return {"check_seed": check_seeds[expected]}
-
-    def answered_timed_run(self, phase: str, at: float) -> None:
-        loop = self.timed_loops["candidate"] if phase == "profile" else self._loop(phase, answered=True)
-        if loop is not None and len(loop.answers) < len(loop.arrivals):
-            loop.answers.append(at)
-
-    def _spot_checked_loop(self) -> TimedLoop | None:
-        """The baseline loop whose last answered run has no spot check yet."""
-        return next((loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
-                     if len(loop.spot_checks) < len(loop.answers)), None)
-
-    def _loop(self, phase: str, answered: bool = False) -> TimedLoop | None:
-        """The loop a timed run reported in `phase` belongs to: in the baseline, eager's runs, then eager's
-        watched runs, then torch.compile's (None: no checks, no clock); in the profile, the candidate's."""
-        if phase != "baseline":
-            return self.timed_loops["candidate"]
-        for name, runs in (("eager", self.timed_runs), ("eager_watched", self.clock_calibration_runs)):
-            loop = self.timed_loops[name]
-            if len(loop.answers if answered else loop.arrivals) < runs:
-                return loop
-        return None
-
-    def message_limit(self, phase: str) -> int | None:
-        """The most bytes a message may hold: any size while only the harness's code has run; afterwards a
-        few times the task's outputs (a trial carries copies of them), so no file the candidate names on the
-        channel can exhaust the judge."""
-        if phase in TRUSTED_PHASES or not self.references:
-            return None
-        output_bytes = sum(out.numel() * out.element_size() for out in self.references[0].native)
-        return MESSAGE_OUTPUT_COPIES * output_bytes + MESSAGE_SLACK_BYTES
-
-    def moves_on(self, phase: str, new_phase: str) -> bool:
-        """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
-        whose messages rewrite the references) or names no phase is forged, and ignored."""
-        if new_phase in PHASES and PHASES.index(new_phase) > PHASES.index(phase):
-            return True
-        self.forged.append(f"phase '{new_phase[:40]}' after '{phase}'")
-        return False
-
-    def _answers_fresh_seed(self, what: str, fields: dict, answered: list[dict]) -> bool:
-        """A trial or re-check answers a seed the reference was computed for, once: any other was forged."""
-        if fields.get("seed") in {ref.seed for ref in self.references} - {a["seed"] for a in answered}:
-            return True
-        self.forged.append(f"a {what} for seed {fields.get('seed')!r}, which has no reference or was answered")
-        return False
-
-    def fail(self, phase: str, message: str) -> None:
-        scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
-        if self.error is None:
-            self.error = (scope, message)
-
-    def receive(self, message: Message, phase: str) -> None:
-        if message.kind in ("forged", "garbled"):
-            self.forged.append(f"{message.kind} message {message.fields.get('line', '')}".strip())
-            return
-        allowed = ALLOWED.get(message.kind, set())
-        if allowed is not None and phase not in allowed:
-            self.ignored.append(f"{message.kind} in {phase}")
-            return
-        if message.kind in ONCE and message.kind in self.seen:
-            self.duplicates.append(message.kind)
-            return
-        self.seen.add(message.kind)
-        f = message.fields
-        match message.kind:
-            case "phase" | "timed_run":
-                pass  # both are acted on by the evaluation loop itself
-            case "reference":
-                ref64 = f["ref64"] if f.get("ref64") is not None else f["native"]
-                self.references.append(Reference(f["seed"], f["native"], ref64, f["checksum"]))
-                if f.get("repeat") is not None:
-                    self.repeat = f["repeat"]
-            case "baseline":
-                self.eager = Samples.from_json(f["eager"])
-                self.eager_watched = Samples.from_json(f["eager_watched"])
-                self.compile.update(f["compile"])
-                self.compile_latency_s.update(f.get("compile_latency_s", {}))
-            case "task_info":
-                self.task_info = dict(f)
-            case "imported":
-                self.imported = dict(f)
-            case "trial":
-                if self._answers_fresh_seed("trial", f, self.trials):
-                    self.trials.append(dict(f))
-            case "spot_check":
-                loop = self.timed_loops["candidate"] if phase == "profile" else self._spot_checked_loop()
-                if loop is None or f.get("run") not in set(range(len(loop.arrivals))) - set(loop.spot_checks):
-                    self.duplicates.append("spot_check")  # a run not yet answered, or one checked twice
-                    return
-                loop.spot_checks[f["run"]] = dict(f)
-            case "timing":
-                self.timing = Samples.from_json(f["candidate"])
-                self.timed_ops = dict(f.get("ops", {}))
-                self.watched_calls = f.get("watched_calls")
-            case "post_check":
-                if self._answers_fresh_seed("re-check", f, self.post_checks):
-                    self.post_checks.append(dict(f))
-            case "kernels":
-                self.kernel_rows = list(f["rows"])
-            case "final":
-                self.final = dict(f)
-            case "reached":
-                self.reached.append(f"{f.get('what')} from {f.get('where')}")
-            case "error":
-                scope = str(f.get("scope", "run"))
-                if phase not in TRUSTED_PHASES and scope in ("task", "baseline"):
-                    scope = "run"  # the candidate's process cannot declare the task broken
-                if self.error is None:
-                    self.error = (scope, str(f.get("message", "unknown error")))
-            case "done":
-                self.finished = True
-            case _:
-                self.ignored.append(message.kind)
-
 
 def _violation(check: str, detail: str) -> Violation:
     return Violation(check, f"{CHECKS[check]}: {detail}")
@@ -316,61 +73,60 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
         name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
         add("tampering", f"installed a handler for {name} (work can be done in it when the harness reads the "
                          "output, after the clock stopped)")
-    if obs.imported and obs.imported.get("subclasses_reference"):
+    if obs.imported and obs.imported.subclasses_reference:
         add("tampering", "ModelNew subclasses the reference Model")
     watched_calls = WARMUP_RUNS + run.options.timed_runs
     if obs.timing is not None and obs.watched_calls != watched_calls:
         add("tampering", f"the profiler saw {obs.watched_calls} of the {watched_calls} timed and warm-up calls "
                          "(it was switched off)")
 
-    observed = obs.trials + obs.post_checks
     if run.options.policy == "strict":
-        for trial in observed:
-            ops = disallowed(trial.get("ops", {})) + disallowed(trial.get("profiler_ops", {}))
-            if ops:
+        for call in obs.observed:
+            if ops := disallowed(call.ops) + disallowed(call.profiler_ops):
                 add("op_audit", ", ".join(sorted(set(ops))))
-            if trial.get("numpy_calls"):
+            if call.numpy_calls:
                 add("op_audit", "numpy computed inside forward")
         if ops := disallowed(obs.timed_ops):
             add("op_audit", f"{', '.join(ops)} in the timed calls")
-    for trial in observed:
-        if trial.get("mutated"):
-            add("input_mutation", f"inputs {trial['mutated']} changed")
-        if trial.get("aliased"):
-            add("output_aliases_input", f"outputs {trial['aliased']}")
-        if trial.get("subclassed"):
-            add("tensor_subclass", ", ".join(trial["subclassed"]))
-        if trial.get("new_threads"):
-            add("extra_threads", ", ".join(trial["new_threads"]))
-        eager_background = float(obs.task_info.get("background_cpu_ms", 0.0))
-        if (trial.get("background_cpu_ms") or 0.0) > BACKGROUND_CPU_MS + eager_background:
-            add("background_work", f"{trial['background_cpu_ms']:.1f} ms of CPU in other threads after forward "
+    eager_background = obs.task_info.background_cpu_ms if obs.task_info else 0.0
+    for call in obs.observed:
+        if call.mutated:
+            add("input_mutation", f"inputs {call.mutated} changed")
+        if call.aliased:
+            add("output_aliases_input", f"outputs {call.aliased}")
+        if call.subclassed:
+            add("tensor_subclass", ", ".join(call.subclassed))
+        if call.new_threads:
+            add("extra_threads", ", ".join(call.new_threads))
+        if (call.background_cpu_ms or 0.0) > BACKGROUND_CPU_MS + eager_background:
+            add("background_work", f"{call.background_cpu_ms:.1f} ms of CPU in other threads after forward "
                                    f"(after eager's: {eager_background:.1f} ms)")
-        if trial.get("child_processes"):
-            add("child_process", f"running: {', '.join(trial['child_processes'])}")
-        if trial.get("child_cpu_ms", 0.0) > 0.0:
-            add("child_process", f"processes run and reaped inside forward used {trial['child_cpu_ms']:.0f} ms of CPU")
-    if obs.final.get("threads"):
-        add("extra_threads", ", ".join(obs.final["threads"]))
-    if obs.final.get("child_processes"):
-        add("child_process", f"running after timing: {', '.join(obs.final['child_processes'])}")
-    for label in obs.final.get("patched", []):
-        add("patched_function", label)
-    for change in obs.final.get("precision", []):
-        add("precision_settings_changed", change)
-    for label in obs.final.get("reference", []):
-        add("reference_tampered", f"{label} was replaced")
+        if call.child_processes:
+            add("child_process", f"running: {', '.join(call.child_processes)}")
+        if call.child_cpu_ms > 0.0:
+            add("child_process", f"processes run and reaped inside forward used {call.child_cpu_ms:.0f} ms of CPU")
+    if final := obs.final:
+        if final.threads:
+            add("extra_threads", ", ".join(final.threads))
+        if final.child_processes:
+            add("child_process", f"running after timing: {', '.join(final.child_processes)}")
+        for label in final.patched:
+            add("patched_function", label)
+        for change in final.precision:
+            add("precision_settings_changed", change)
+        for label in final.reference:
+            add("reference_tampered", f"{label} was replaced")
     if obs.reference_file_changed:
         add("reference_tampered", "the task file changed on disk")
-    for modes in {tuple(trial.get("modes_active", ())) for trial in observed} - {()}:
+    for modes in {tuple(call.modes_active) for call in obs.observed} - {()}:
         add("tampering", f"{', '.join(modes)} left active around forward")
-    if any(trial.get("stream_changed") for trial in observed):
+    if any(call.stream_changed for call in obs.observed):
         add("stream_changed", "forward returned with another current stream than it was called on")
     by_seed = {ref.seed: ref for ref in obs.references}
-    for trial in observed:
-        ref = by_seed.get(trial.get("seed"))
-        if ref is not None and not _same_checksum(trial.get("checksum", []), ref.checksum):
-            add("reference_tampered", f"inputs for seed {trial['seed']} differ from the reference's")
+    for call in obs.observed:
+        ref = by_seed.get(call.seed)
+        if ref is not None and not _same_checksum(call.checksum, ref.checksum):
+            add("reference_tampered", f"inputs for seed {call.seed} differ from the reference's")
     _check_kernels_launched(run, obs, add)
     _check_side_streams(obs, add)
     _check_outside_clock(run, obs, add)
@@ -385,13 +141,13 @@ def _check_kernels_launched(run: Run, obs: Observations, add) -> None:
     """Hack 11: every launcher written must run, and some kernel of the candidate's own must run."""
     if not obs.trials:
         return
-    launched = {name for trial in obs.trials for name in trial.get("launches", {})}
+    launched = {name for trial in obs.trials for name in trial.launches}
     if run.candidate.kernels_dir is not None:
         declared = {s.name for s in declared_launchers(run.candidate.kernels_dir)}
         if unused := sorted(declared - launched):
             add("kernel_not_launched", f"launchers never called: {', '.join(unused)}")
-    extension_calls = sum(trial.get("extension_calls", 0) for trial in obs.trials)
-    extensions = (obs.imported or {}).get("extensions", [])
+    extension_calls = sum(trial.extension_calls for trial in obs.trials)
+    extensions = obs.imported.extensions if obs.imported else []
     if extensions and not extension_calls and not launched:
         add("kernel_not_launched", f"extension {', '.join(extensions)} built but never called")
     if not launched and not extension_calls:
@@ -485,18 +241,18 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
     error = None
     passed_outputs: list[list[torch.Tensor | None]] = []
     all_ok = bool(obs.trials) and len(obs.trials) == run.options.trials
-    checked = [(f"trial {t['trial']}", t) for t in obs.trials] + \
-              [("re-check after timing", p) for p in obs.post_checks]
-    for label, trial in checked:
-        ref = by_seed[trial["seed"]]
-        outputs = trial["outputs"]
+    checked: list[tuple[str, Observed]] = [(f"trial {t.trial}", t) for t in obs.trials] + \
+        [("re-check after timing", p) for p in obs.post_checks]
+    for label, call in checked:
+        ref = by_seed[call.seed]
+        outputs = call.outputs
         problem = structural_problem(outputs, ref)
-        if problem is None and trial.get("plain_values"):
-            problem = f"forward returned {', '.join(trial['plain_values'])} where the reference returns tensors"
-        if problem is None and any(d != run.options.device for d in trial.get("devices", [])):
-            problem = f"outputs are on {', '.join(sorted(set(trial['devices'])))}, not {run.options.device}"
-        if problem is None and trial.get("non_dense"):
-            problem = f"outputs {trial['non_dense']} have overlapping strides (not dense)"
+        if problem is None and call.plain_values:
+            problem = f"forward returned {', '.join(call.plain_values)} where the reference returns tensors"
+        if problem is None and any(d != run.options.device for d in call.devices):
+            problem = f"outputs are on {', '.join(sorted(set(call.devices)))}, not {run.options.device}"
+        if problem is None and call.non_dense:
+            problem = f"outputs {call.non_dense} have overlapping strides (not dense)"
         if problem:
             all_ok, error = False, error or f"{label}: {problem}"
             continue
@@ -541,21 +297,21 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
     eager_spots = obs.timed_loops["eager"].spot_checks
     expected_shapes = [tuple(out.shape) for out in obs.references[0].native]
     for spot in obs.timed_loops["candidate"].spot_checks.values():
-        if spot["run"] not in eager_spots:
+        if spot.run not in eager_spots:
             return "no eager answer for this run"
-        if list(spot["shapes"]) != expected_shapes:
-            return f"run {spot['run']}: outputs of shapes {spot['shapes']}, the reference {expected_shapes}"
-        for i, (sampled, eager) in enumerate(zip(spot["samples"], eager_spots[spot["run"]]["samples"])):
+        if list(spot.shapes) != expected_shapes:
+            return f"run {spot.run}: outputs of shapes {spot.shapes}, the reference {expected_shapes}"
+        for i, (sampled, eager) in enumerate(zip(spot.samples, eager_spots[spot.run].samples)):
             if sampled is None:
-                return f"run {spot['run']}, output {i} is not a plain tensor"
+                return f"run {spot.run}, output {i} is not a plain tensor"
             if sampled.dtype != eager.dtype:
-                return f"run {spot['run']}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
+                return f"run {spot.run}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
             eager_err = max(ref.eager_max_err[i] for ref in obs.references)
             atol, rtol = tolerance(eager.dtype, tol)
             atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
             check = compare_output(0, sampled, Reference(-1, [eager], [eager.double()], []), atol, rtol)
             if not check.ok:
-                return (f"run {spot['run']}, output {i}: {check.mismatched}/{check.numel} sampled elements "
+                return (f"run {spot.run}, output {i}: {check.mismatched}/{check.numel} sampled elements "
                         f"differ (max abs err {check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
     return None
 
@@ -643,9 +399,8 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "device_name": run.device_name,
             "torch": torch.__version__,
             "task_sha256": run.task_sha256,
-            "precision": obs.task_info.get("precision", {}),
-            "model_mode": ("training" if obs.task_info["training"] else "eval") if "training" in obs.task_info
-            else None,
+            "precision": obs.task_info.precision if obs.task_info else {},
+            "model_mode": ("training" if obs.task_info.training else "eval") if obs.task_info else None,
             "reference_dtype": "float64",
             "compile_cached": sorted(m for m, s in obs.compile.items() if s.get("cached")),
             "compile_scale": {m: s["scale"] for m, s in obs.compile.items() if "scale" in s},

@@ -28,6 +28,23 @@ from kernelpilot.errors import TaskError
 from kernelpilot.harness import guards, kernels, reach, timing
 from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
+from kernelpilot.harness.messages import (
+    Baseline,
+    Done,
+    Failed,
+    Final,
+    Imported,
+    KernelRows,
+    Phase,
+    PostCheck,
+    Reached,
+    ReferenceAnswer,
+    SpotCheck,
+    TaskInfo,
+    TimedRun,
+    Timing,
+    Trial,
+)
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
@@ -126,7 +143,7 @@ class Worker:
 
     def enter(self, phase: str) -> None:
         self.phase = phase
-        self.channel.send("phase", name=phase)
+        self.channel.send(Phase(phase))
 
     # --- trusted half --------------------------------------------------------------------------
 
@@ -159,14 +176,13 @@ class Worker:
                     synchronize(device)
                     background_ms.append(guards.background_cpu_ms())
                 self.output_bytes = [o.numel() * o.element_size() for o in native]
-                self.channel.send("reference", seed=seed, native=[o.cpu() for o in native], ref64=ref64,
-                                  repeat=repeat, checksum=checksum(inputs))
+                self.channel.send(ReferenceAnswer(seed, [o.cpu() for o in native], ref64, repeat, checksum(inputs)))
         del model64
         self.baselines(model)
-        self.channel.send("task_info", precision=guards.precision_settings(), training=model.training,
-                          background_cpu_ms=max(background_ms, default=0.0),
-                          device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
-                          torch_version=str(torch.__version__))
+        self.channel.send(TaskInfo(precision=guards.precision_settings(), training=model.training,
+                                   background_cpu_ms=max(background_ms, default=0.0),
+                                   device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
+                                   torch_version=str(torch.__version__)))
 
     def baselines(self, model: torch.nn.Module) -> None:
         """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.
@@ -209,8 +225,8 @@ class Worker:
                     compile_samples[mode] = {"error": one_line(error)[:300]}
             for schedule in schedules:
                 schedule.wipe()
-        self.channel.send("baseline", eager=eager.to_json(), eager_watched=eager_watched.to_json(),
-                          compile=compile_samples, compile_latency_s=latency)
+        self.channel.send(Baseline(eager=eager.to_json(), eager_watched=eager_watched.to_json(),
+                                   compile=compile_samples, compile_latency_s=latency))
         if job["compile_modes_to_measure"]:
             torch._dynamo.reset()
 
@@ -228,7 +244,7 @@ class Worker:
         modules_before = set(sys.modules)
         model_file = Path(self.job["model_file"])
         reach.watch_reaches([model_file.parent, Path(self.job["scratch"])],
-                            lambda what, where: self.channel.send("reached", what=what, where=where))
+                            lambda what, where: self.channel.send(Reached(what, where)))
         sys.path.insert(0, str(model_file.parent))
         try:
             module = import_file(model_file, "kernelpilot_candidate")
@@ -252,8 +268,7 @@ class Worker:
         self.extensions = compiled_extensions(
             [sys.modules[name] for name in set(sys.modules) - modules_before]
             + list(vars(module).values()) + list(vars(self.model).values()) + list(vars(model_class).values()))
-        self.channel.send("imported", extensions=sorted(self.extensions),
-                          subclasses_reference=issubclass(model_class, self.task.Model))
+        self.channel.send(Imported(sorted(self.extensions), issubclass(model_class, self.task.Model)))
         self.job.update(json.loads(sys.stdin.readline() or "{}"))
         if "verify_seeds" not in self.job:
             raise CandidateFailure("the harness's seeds never arrived (was stdin read by the candidate?)")
@@ -335,7 +350,7 @@ class Worker:
             fresh = make_inputs(self.task, seed, self.device)
             buffers = fresh if buffers is None else refill(buffers, fresh)
             observed = self.call(buffers, audit=True)
-            self.channel.send("trial", trial=trial, seed=seed, checksum=checksum(buffers), **observed)
+            self.channel.send(Trial(trial=trial, seed=seed, checksum=checksum(buffers), **observed))
 
     def profile(self) -> None:
         self.enter("profile")
@@ -345,13 +360,13 @@ class Worker:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
                                  job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call)
         calls, ops = watched_ops(watch)
-        self.channel.send("timing", candidate=samples.to_json(), ops=dict(ops), watched_calls=calls)
+        self.channel.send(Timing(samples.to_json(), dict(ops), calls))
         for seed in job["post_seeds"]:
             buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
             observed = self.call(buffers, audit=True, profile=True)
-            self.channel.send("post_check", seed=seed, checksum=checksum(buffers), **observed)
+            self.channel.send(PostCheck(seed=seed, checksum=checksum(buffers), **observed))
         if job["profile_kernels"]:
-            self.channel.send("kernels", rows=self.kernel_breakdown(input_sets))
+            self.channel.send(KernelRows(self.kernel_breakdown(input_sets)))
 
     def check_clock(self) -> None:
         """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
@@ -366,8 +381,8 @@ class Worker:
         seed = self.await_parent(run).get("check_seed")
         if isinstance(seed, int):
             samples = sample_outputs(snapshot, seed)
-            self.channel.send("spot_check", run=run, samples=samples,
-                              shapes=[tuple(o.shape) if type(o) is torch.Tensor else None for o in snapshot])
+            self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
+                                                       for o in snapshot]))
             if wipe:
                 for tensor in [*samples, *snapshot]:
                     if type(tensor) is torch.Tensor:
@@ -378,7 +393,7 @@ class Worker:
         and the candidate alike: the pause (the process sleeps, its caches cool) slows the next
         launch-bound call, and a pause before the candidate's runs alone cost it ~30 µs per call on the H200.
         """
-        self.channel.send("timed_run", run=run)
+        self.channel.send(TimedRun(run))
         return json.loads(sys.stdin.readline() or "{}")
 
     def kernel_breakdown(self, input_sets: list[list[object]]) -> list[dict]:
@@ -404,8 +419,7 @@ class Worker:
 
     def final_observations(self) -> None:
         self.check_clock()
-        self.channel.send(
-            "final",
+        self.channel.send(Final(
             patched=guards.changed_functions(self.functions_before)
             + guards.changed_bindings(self.bindings_before, self.live_objects()) + (
                 ["time.perf_counter (the harness's clock: its C entry point was rewritten)"] if self.clock_rewritten
@@ -415,7 +429,7 @@ class Worker:
             threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),
             child_processes=guards.child_processes(),
             launch_counts=dict(kernels.launch_counts),
-        )
+        ))
 
     def run(self) -> None:
         """Everything on a stream of the harness's own (CUDA): unlike the legacy default stream it
@@ -432,13 +446,13 @@ class Worker:
         try:
             self.load_candidate()
         except CandidateFailure as failure:
-            self.channel.send("error", scope="import", message=str(failure))
+            self.channel.send(Failed("import", str(failure)))
             return
         try:
             self.verify()
             self.profile()
         except BaseException as error:  # SystemExit and KeyboardInterrupt from forward are the candidate's too
-            self.channel.send("error", scope="run", message=f"{self.phase}: {one_line(error)}")
+            self.channel.send(Failed("run", f"{self.phase}: {one_line(error)}"))
         self.final_observations()
 
 
@@ -449,13 +463,13 @@ def main() -> None:
     worker = Worker(job, channel)
     try:
         worker.run()
-        channel.send("done")
+        channel.send(Done())
     except Exception as error:
         scope = worker.phase if worker.phase in ("setup", "baseline") else "run"
         scope = "task" if scope == "setup" else scope
         detail = str(error) if isinstance(error, TaskError) else one_line(error)
         detail = f"{worker.phase}: {detail}" if scope == "run" else detail
-        channel.send("error", scope=scope, message=detail, traceback=traceback.format_exc()[-4000:])
+        channel.send(Failed(scope, detail, traceback.format_exc()[-4000:]))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

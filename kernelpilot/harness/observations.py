@@ -1,0 +1,285 @@
+"""What the parent gathers from one worker before the verdict: its typed messages, each accepted only in the
+phase that may send it, and what the parent saw itself (its own clocks, /proc).
+
+Reference answers and baseline timings are accepted only before the candidate's code was imported, so
+nothing the candidate runs can rewrite them. Messages the worker sends once are taken once: a second one
+was forged by code in the candidate.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import torch
+
+from kernelpilot.harness.channel import Received
+from kernelpilot.harness.guards import CpuTime
+from kernelpilot.harness.messages import (
+    Baseline,
+    Done,
+    Failed,
+    Final,
+    Imported,
+    KernelRows,
+    Observed,
+    Phase,
+    PostCheck,
+    Reached,
+    ReferenceAnswer,
+    SpotCheck,
+    TaskInfo,
+    TimedRun,
+    Timing,
+    Trial,
+    WorkerMessage,
+)
+from kernelpilot.harness.protocol import PHASES
+from kernelpilot.harness.timing import Samples
+from kernelpilot.harness.verify import Reference
+
+TRUSTED_PHASES = frozenset({"start", "setup", "baseline"})
+"""Phases before the candidate's import: no code of the candidate's has run in the worker yet."""
+CANDIDATE_PHASES = frozenset({"import", "verify", "profile"})
+
+ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
+    Phase: None,
+    ReferenceAnswer: TRUSTED_PHASES,
+    TaskInfo: TRUSTED_PHASES,
+    Baseline: TRUSTED_PHASES,
+    TimedRun: frozenset({"baseline", "profile"}),
+    SpotCheck: frozenset({"baseline", "profile"}),
+    Imported: frozenset({"import"}),
+    Trial: frozenset({"verify"}),
+    Timing: frozenset({"profile"}),
+    PostCheck: frozenset({"profile"}),
+    KernelRows: frozenset({"profile"}),
+    Final: CANDIDATE_PHASES,
+    Reached: CANDIDATE_PHASES,
+    Failed: None,
+    Done: None,
+}
+"""The phases in which each message may arrive (None: any)."""
+
+ONCE = frozenset({Baseline, TaskInfo, Imported, Timing, KernelRows, Final})
+"""Messages the worker sends exactly once."""
+
+MESSAGE_OUTPUT_COPIES = 4
+MESSAGE_SLACK_BYTES = 64 << 20
+
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class TimedLoop:
+    """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
+    the parent's answer after each run, so between an answer and the next report lies exactly one run and
+    the harness's work around it."""
+
+    arrivals: list[float] = field(default_factory=list)
+    """When each run's report reached the parent (`time.perf_counter`)."""
+    answers: list[float] = field(default_factory=list)
+    """When the parent answered each report."""
+    cpu: list[CpuTime] = field(default_factory=list)
+    """The worker's CPU time when each report arrived (the worker is waiting then)."""
+    spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
+    """Each run's answers at the positions the parent named only after the run, by run."""
+
+    def cycles_ms(self) -> list[float]:
+        """Wall time of each run after the first, with the harness's work around it."""
+        return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
+
+    def cpu_per_run_ms(self) -> tuple[float, float, bool] | None:
+        """CPU time the worker used per run after the first: its main thread's, all its threads', and whether
+        the latter is exact (no thread died: the living threads' count, to the nanosecond) or to the tick."""
+        if len(self.cpu) < 2:
+            return None
+        first, last, runs = self.cpu[0], self.cpu[-1], len(self.cpu) - 1
+        exact = first.threads <= last.threads
+        spent = last.living_threads - first.living_threads if exact else last.all_threads - first.all_threads
+        return (last.main_thread - first.main_thread) / runs, spent / runs, exact
+
+
+@dataclass
+class Observations:
+    sources: dict[str, str]
+    timed_runs: int
+    clock_calibration_runs: int
+    references: list[Reference] = field(default_factory=list)
+    repeat: list[torch.Tensor] | None = None
+    task_info: TaskInfo | None = None
+    eager: Samples | None = None
+    eager_watched: Samples | None = None
+    """Eager's runs under the candidate's conditions (the profiler watching), for the parent's clock."""
+    compile: dict[str, dict] = field(default_factory=dict)
+    compile_latency_s: dict[str, float] = field(default_factory=dict)
+    imported: Imported | None = None
+    trials: list[Trial] = field(default_factory=list)
+    timing: Samples | None = None
+    timed_ops: dict[str, int] = field(default_factory=dict)
+    """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
+    watched_calls: int | None = None
+    post_checks: list[PostCheck] = field(default_factory=list)
+    timed_loops: dict[str, TimedLoop] = field(default_factory=lambda: {
+        "eager": TimedLoop(), "eager_watched": TimedLoop(), "candidate": TimedLoop()})
+    """Eager's timed runs, its runs under the candidate's conditions, and the candidate's, as the parent saw them."""
+    kernel_rows: list[dict] = field(default_factory=list)
+    final: Final | None = None
+    error: tuple[str, str] | None = None
+    """(scope, message): scope is task, baseline, import or run."""
+    finished: bool = False
+    ignored: list[str] = field(default_factory=list)
+    reference_file_changed: bool = False
+    task_checked: bool = False
+    seen: set[type[WorkerMessage]] = field(default_factory=set)
+    duplicates: list[str] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)
+    """The candidate's reaches into the worker's frames and memory, as the audit hook saw them."""
+    signals_before: int = 0
+    """Signals the worker's processes had handlers for when the candidate's import began (a mask)."""
+    new_signal_handlers: int = 0
+    """Signals the candidate's code added handlers for: work can be faulted in after the clock stopped."""
+    linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
+    for those mapped before the candidate's import)."""
+    forged: list[str] = field(default_factory=list)
+    """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
+    worker_cores: int = 1
+    """CPUs the worker may run on: its CPU time over that many is the least wall time it can have taken."""
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each worker phase ("start" is starting Python and importing torch)."""
+    worker_output: str = ""
+
+    @property
+    def observed(self) -> list[Observed]:
+        """Every audited call: the trials, then the re-checks after timing."""
+        return [*self.trials, *self.post_checks]
+
+    def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
+                         cpu: CpuTime | None) -> dict:
+        """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
+        check. The worker reports runs once each and in order: any other report was forged to learn the
+        seeds. torch.compile's runs (after eager's) get no seed."""
+        loop = self._loop(phase)
+        if loop is None:
+            return {}
+        expected = len(loop.arrivals)
+        loop.arrivals.append(received_at)
+        if cpu is not None:
+            loop.cpu.append(cpu)
+        if report.run != expected or not 0 <= expected < len(check_seeds):
+            self.duplicates.append("timed_run")
+            return {}
+        return {"check_seed": check_seeds[expected]}
+
+    def answered_timed_run(self, phase: str, at: float) -> None:
+        loop = self.timed_loops["candidate"] if phase == "profile" else self._loop(phase, answered=True)
+        if loop is not None and len(loop.answers) < len(loop.arrivals):
+            loop.answers.append(at)
+
+    def _loop(self, phase: str, answered: bool = False) -> TimedLoop | None:
+        """The loop a timed run reported in `phase` belongs to: in the baseline, eager's runs, then eager's
+        watched runs, then torch.compile's (None: no checks, no clock); in the profile, the candidate's."""
+        if phase != "baseline":
+            return self.timed_loops["candidate"]
+        for name, runs in (("eager", self.timed_runs), ("eager_watched", self.clock_calibration_runs)):
+            loop = self.timed_loops[name]
+            if len(loop.answers if answered else loop.arrivals) < runs:
+                return loop
+        return None
+
+    def _spot_checked_loop(self, phase: str) -> TimedLoop | None:
+        """The loop whose last answered run has no spot check yet."""
+        if phase == "profile":
+            return self.timed_loops["candidate"]
+        return next((loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
+                     if len(loop.spot_checks) < len(loop.answers)), None)
+
+    def message_limit(self, phase: str) -> int | None:
+        """The most bytes a message may hold: any size while only the harness's code has run; afterwards a
+        few times the task's outputs (a trial carries copies of them), so no file the candidate names on the
+        channel can exhaust the judge."""
+        if phase in TRUSTED_PHASES or not self.references:
+            return None
+        output_bytes = sum(out.numel() * out.element_size() for out in self.references[0].native)
+        return MESSAGE_OUTPUT_COPIES * output_bytes + MESSAGE_SLACK_BYTES
+
+    def moves_on(self, phase: str, new_phase: str) -> bool:
+        """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
+        whose messages rewrite the references) or names no phase is forged, and ignored."""
+        if new_phase in PHASES and PHASES.index(new_phase) > PHASES.index(phase):
+            return True
+        self.forged.append(f"phase '{new_phase[:40]}' after '{phase}'")
+        return False
+
+    def _answers_fresh_seed(self, call: Observed, answered: list[Observed]) -> bool:
+        """A trial or re-check answers a seed the reference was computed for, once: any other was forged."""
+        if call.seed in {ref.seed for ref in self.references} - {earlier.seed for earlier in answered}:
+            return True
+        self.forged.append(f"a {call.kind} for seed {call.seed!r}, which has no reference or was answered")
+        return False
+
+    def fail(self, phase: str, message: str) -> None:
+        scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
+        if self.error is None:
+            self.error = (scope, message)
+
+    def receive(self, received: Received, phase: str) -> None:
+        message = received.message
+        if message is None:
+            self.forged.append(received.problem or "an unreadable message")
+            return
+        allowed = ALLOWED[type(message)]
+        if allowed is not None and phase not in allowed:
+            self.ignored.append(f"{message.kind} in {phase}")
+            return
+        if type(message) in ONCE and type(message) in self.seen:
+            self.duplicates.append(message.kind)
+            return
+        self.seen.add(type(message))
+        match message:
+            case Phase() | TimedRun():
+                pass  # both are acted on by the evaluation loop itself
+            case ReferenceAnswer():
+                self.references.append(Reference(message.seed, message.native, message.ref64 or message.native,
+                                                 message.checksum))
+                if message.repeat is not None:
+                    self.repeat = message.repeat
+            case Baseline():
+                self.eager = Samples.from_json(message.eager)
+                self.eager_watched = Samples.from_json(message.eager_watched)
+                self.compile.update(message.compile)
+                self.compile_latency_s.update(message.compile_latency_s)
+            case TaskInfo():
+                self.task_info = message
+            case Imported():
+                self.imported = message
+            case Trial():
+                if self._answers_fresh_seed(message, self.trials):
+                    self.trials.append(message)
+            case SpotCheck():
+                loop = self._spot_checked_loop(phase)
+                if loop is None or message.run not in set(range(len(loop.arrivals))) - set(loop.spot_checks):
+                    self.duplicates.append("spot_check")  # a run not yet answered, or one checked twice
+                    return
+                loop.spot_checks[message.run] = message
+            case Timing():
+                self.timing = Samples.from_json(message.candidate)
+                self.timed_ops, self.watched_calls = message.ops, message.watched_calls
+            case PostCheck():
+                if self._answers_fresh_seed(message, self.post_checks):
+                    self.post_checks.append(message)
+            case KernelRows():
+                self.kernel_rows = list(message.rows)
+            case Final():
+                self.final = message
+            case Reached():
+                self.reached.append(f"{message.what} from {message.where}")
+            case Failed():
+                scope = message.scope
+                if phase not in TRUSTED_PHASES and scope in ("task", "baseline"):
+                    scope = "run"  # the candidate's process cannot declare the task broken
+                if self.error is None:
+                    self.error = (scope, message.message)
+            case Done():
+                self.finished = True
