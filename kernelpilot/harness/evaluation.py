@@ -378,10 +378,10 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                     _send_line(process, {"import": True})  # every earlier message is read and deleted
                 case Imported():
                     _send_line(process, _candidate_job(run))
-                case TimedRun():
+                case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     _send_line(process, observations.answer_timed_run(
                         phase, message, received.received_at, run.seeds["check_seeds"],
-                        guards.cpu_time(worker_pid) if worker_pid else None))
+                        guards.cpu_time(worker_pid) if worker_pid and run.options.device == "cpu" else None))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():
                     process.stdin.close()
