@@ -49,7 +49,7 @@ CLOCK_CALIBRATION_RUNS = 10
 OUTSIDE_CLOCK_FLOOR_MS = {"cuda": 0.05, "cpu": 0.5}
 OUTSIDE_CLOCK_FRAC = 0.05
 OUTSIDE_CLOCK_NOISE = 3.0
-OUTSIDE_CLOCK_HARNESS_FRAC = {"cuda": 0.1, "cpu": 0.25}
+OUTSIDE_CLOCK_HARNESS_FRAC = {"cuda": 0.1, "cpu": 0.15}
 """The parent's own clock bounds every time the worker reports. It sees each timed run of eager and of the
 candidate as the wall time from one run's report to the next (the run, and the same harness work around
 it); the candidate's time it can account for is eager's median plus the difference of the two medians. A
