@@ -177,20 +177,21 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
     candidate's; the most telling of the bounds below.
 
     On CUDA the parent's wall clock, each run from its answer to the next report: eager's trusted median
-    plus the difference of the two medians. On the CPU the worker's CPU time, which load does not move
-    (two evaluations share two cores in CI), per run less the harness's share (eager's, all its CPU time
-    but its calls' counted as the harness's): a call lasts at least its main thread's share, and all its
-    threads' spread over the cores the worker may use. That is compared with the mean reported time of
-    the same runs. The allowance grows with the harness's share, which differs a little from eager's runs
-    to the candidate's (caches left cold by the call).
+    plus the difference of the two medians. On the CPU the worker's CPU time, which load moves far less
+    than wall time (two evaluations share two cores in CI), from the go just before each call to the run's
+    report, less the harness's share (eager's, all its CPU time but its calls' counted as the harness's):
+    a call lasts at least its main thread's share, and all its threads' spread over the cores the worker
+    may use. That is compared with the mean reported time of the same runs. The allowance grows with the
+    harness's share, which differs a little from eager's runs to the candidate's.
     """
     eager, candidate, watched = obs.timed_loops["eager_watched"], obs.timed_loops["candidate"], obs.eager_watched
     if watched is None or obs.timing is None or min(len(eager.answers), len(candidate.answers)) < 4:
         return None
-    floor, share_frac = OUTSIDE_CLOCK_FLOOR_MS[device], OUTSIDE_CLOCK_HARNESS_FRAC[device]
+    floor, frac, share_frac = (OUTSIDE_CLOCK_FLOOR_MS[device], OUTSIDE_CLOCK_FRAC[device],
+                               OUTSIDE_CLOCK_HARNESS_FRAC[device])
 
     def bound(reported: float, accounted: float, harness: float, noise: float = 0.0) -> OutsideClock:
-        allowance = floor + OUTSIDE_CLOCK_NOISE * noise + OUTSIDE_CLOCK_FRAC * max(accounted, 0.0) + \
+        allowance = floor + OUTSIDE_CLOCK_NOISE * noise + frac * max(accounted, 0.0) + \
             share_frac * max(harness, 0.0)
         return OutsideClock(reported, accounted, allowance)
 
@@ -205,10 +206,10 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         if None in per_run:
             return None
         (eager_main, eager_all, eager_exact), (candidate_main, candidate_all, candidate_exact) = per_run
-        eager_reported = statistics.fmean(watched.device[1:len(eager.cpu)])
-        reported = statistics.fmean(obs.timing.device[1:len(candidate.cpu)])
+        eager_reported = statistics.fmean(watched.device[1:len(eager.cpu_at_report)])
+        reported = statistics.fmean(obs.timing.device[1:len(candidate.cpu_at_report)])
         cores = max(1, obs.worker_cores)
-        tick_noise = 0.0 if eager_exact and candidate_exact else 2 * TICK_MS / (len(candidate.cpu) - 1) / cores
+        tick_noise = 0.0 if eager_exact and candidate_exact else 2 * TICK_MS / cores
         main_share, all_share = eager_main - eager_reported, eager_all - eager_reported
         bounds = [bound(reported, candidate_main - main_share, main_share),
                   bound(reported, (candidate_all - all_share) / cores, all_share / cores, tick_noise)]

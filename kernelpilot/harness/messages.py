@@ -139,6 +139,16 @@ class Baseline(WorkerMessage):
 
 @message
 @dataclass(frozen=True)
+class Ready(WorkerMessage):
+    """CPU: a timed run's cache flush and inputs are done, its call comes next; the worker waits for the go.
+    The parent reads the worker's CPU time then and at the run's report: the call, and little else."""
+
+    kind: ClassVar[str] = "ready"
+    run: int
+
+
+@message
+@dataclass(frozen=True)
 class TimedRun(WorkerMessage):
     """A timed run just ended (eager's, torch.compile's or the candidate's); the worker waits for the answer."""
 

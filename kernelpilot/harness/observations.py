@@ -26,6 +26,7 @@ from kernelpilot.harness.messages import (
     Phase,
     PostCheck,
     Reached,
+    Ready,
     ReferenceAnswer,
     SpotCheck,
     TaskInfo,
@@ -48,6 +49,7 @@ ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
     TaskInfo: TRUSTED_PHASES,
     Baseline: TRUSTED_PHASES,
     TimedRun: frozenset({"baseline", "profile"}),
+    Ready: frozenset({"baseline", "profile"}),
     SpotCheck: frozenset({"baseline", "profile"}),
     Imported: frozenset({"import"}),
     Trial: frozenset({"verify"}),
@@ -74,14 +76,16 @@ TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 class TimedLoop:
     """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
     the parent's answer after each run, so between an answer and the next report lies exactly one run and
-    the harness's work around it."""
+    the harness's work around it; on the CPU it also waits for a go just before each call."""
 
     arrivals: list[float] = field(default_factory=list)
     """When each run's report reached the parent (`time.perf_counter`)."""
     answers: list[float] = field(default_factory=list)
     """When the parent answered each report."""
-    cpu: list[CpuTime] = field(default_factory=list)
-    """The worker's CPU time when each report arrived (the worker is waiting then)."""
+    cpu_at_go: list[CpuTime] = field(default_factory=list)
+    """CPU: the worker's CPU time at the go before each call."""
+    cpu_at_report: list[CpuTime] = field(default_factory=list)
+    """CPU: its CPU time when each run's report arrived (the worker is waiting both times)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
     """Each run's answers at the positions the parent named only after the run, by run."""
 
@@ -90,14 +94,17 @@ class TimedLoop:
         return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
 
     def cpu_per_run_ms(self) -> tuple[float, float, bool] | None:
-        """CPU time the worker used per run after the first: its main thread's, all its threads', and whether
-        the latter is exact (no thread died: the living threads' count, to the nanosecond) or to the tick."""
-        if len(self.cpu) < 2:
+        """CPU time the worker used from each go to the run's report, after the first run (its call, the copy
+        of its output and the report): its main thread's, all its threads', and whether the latter is exact
+        (no thread died meanwhile: the living threads' count, to the nanosecond) or to the clock tick."""
+        windows = list(zip(self.cpu_at_go, self.cpu_at_report))[1:]
+        if len(windows) < 3:
             return None
-        first, last, runs = self.cpu[0], self.cpu[-1], len(self.cpu) - 1
-        exact = first.threads <= last.threads
-        spent = last.living_threads - first.living_threads if exact else last.all_threads - first.all_threads
-        return (last.main_thread - first.main_thread) / runs, spent / runs, exact
+        exact = all(go.threads <= report.threads for go, report in windows)
+        main = sum(report.main_thread - go.main_thread for go, report in windows)
+        spent = sum((report.living_threads - go.living_threads) if exact else (report.all_threads - go.all_threads)
+                    for go, report in windows)
+        return main / len(windows), spent / len(windows), exact
 
 
 @dataclass
@@ -155,6 +162,17 @@ class Observations:
         """Every audited call: the trials, then the re-checks after timing."""
         return [*self.trials, *self.post_checks]
 
+    def go(self, phase: str, ready: Ready, cpu: CpuTime | None) -> None:
+        """CPU: the parent's go before a timed call, with the worker's CPU time then."""
+        loop = self.timed_loops["candidate"] if phase == "profile" else next(
+            (self.timed_loops[name] for name, runs in (("eager", self.timed_runs),
+                                                      ("eager_watched", self.clock_calibration_runs))
+             if len(self.timed_loops[name].cpu_at_go) < runs), None)
+        if loop is None or ready.run != len(loop.cpu_at_go) or len(loop.cpu_at_go) != len(loop.arrivals):
+            self.duplicates.append("ready")
+        elif cpu is not None:
+            loop.cpu_at_go.append(cpu)
+
     def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
                          cpu: CpuTime | None) -> dict:
         """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
@@ -166,7 +184,7 @@ class Observations:
         expected = len(loop.arrivals)
         loop.arrivals.append(received_at)
         if cpu is not None:
-            loop.cpu.append(cpu)
+            loop.cpu_at_report.append(cpu)
         if report.run != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
             return {}
@@ -238,8 +256,8 @@ class Observations:
             return
         self.seen.add(type(message))
         match message:
-            case Phase() | TimedRun():
-                pass  # both are acted on by the evaluation loop itself
+            case Phase() | TimedRun() | Ready():
+                pass  # acted on by the evaluation loop itself
             case ReferenceAnswer():
                 self.references.append(Reference(message.seed, message.native, message.ref64 or message.native,
                                                  message.checksum))

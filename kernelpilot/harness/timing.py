@@ -131,10 +131,12 @@ def reseed() -> None:
 
 def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs: int,
                flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
-               around: Callable[[], AbstractContextManager] = nullcontext) -> Samples:
+               around: Callable[[], AbstractContextManager] = nullcontext,
+               before_run: Callable[[int], None] | None = None) -> Samples:
     """Time `fn(*inputs)` `runs` times over fresh input values.
 
-    `after_run(run, output)` is called after each timed run, outside the timed region; `around()`
+    `after_run(run, output)` is called after each timed run, outside the timed region; on the CPU
+    `before_run(run)` just before it, once the cache is flushed and the inputs written; `around()`
     wraps each call, warm-up ones too, entered before the host clock starts (on CUDA the host's time
     until the call's kernels are queued is hidden behind the spin anyway).
     """
@@ -169,6 +171,8 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             flush()
             args = inputs.scaled(i)
             reseed()
+            if before_run is not None:
+                before_run(i)
             with around():
                 t0 = _perf_counter()
                 output = fn(*args)

@@ -38,6 +38,7 @@ from kernelpilot.harness.messages import (
     Phase,
     PostCheck,
     Reached,
+    Ready,
     ReferenceAnswer,
     SpotCheck,
     TaskInfo,
@@ -203,11 +204,12 @@ class Worker:
         with torch.no_grad():
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
-                               after_run=lambda run, output: self.check_timed_run(run, output, wipe=True))
+                               after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
+                               before_run=self.await_go)
             with watching_calls():  # as the candidate's runs will be watched: the parent's clock sees the same
                 eager_watched = time_calls(model, eager_inputs, device, 0, job["clock_calibration_runs"], self.flush,
                                            after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
-                                           around=mark_call)
+                                           around=mark_call, before_run=self.await_go)
             schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
                 compile_inputs = FreshInputs(input_sets, factor_seed)
@@ -358,7 +360,8 @@ class Worker:
         input_sets = [make_inputs(self.task, seed, device) for seed in job["timing_seeds"]]
         with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
-                                 job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call)
+                                 job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call,
+                                 before_run=self.await_go)
         calls, ops = watched_ops(watch)
         self.channel.send(Timing(samples.to_json(), dict(ops), calls))
         for seed in job["post_seeds"]:
@@ -387,6 +390,11 @@ class Worker:
                 for tensor in [*samples, *snapshot]:
                     if type(tensor) is torch.Tensor:
                         tensor.zero_()
+
+    def await_go(self, run: int) -> None:
+        """CPU: tell the parent the call of timed run `run` comes next, and wait for its go (see `Ready`)."""
+        self.channel.send(Ready(run))
+        sys.stdin.readline()
 
     def await_parent(self, run: int) -> dict:
         """Report a timed run and wait for the parent's word, after every timed run of eager, torch.compile
