@@ -31,7 +31,7 @@ from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import check_task, judge
-from kernelpilot.harness.messages import Done, Imported, Phase, Ready, TimedRun, Timing
+from kernelpilot.harness.messages import Done, Imported, Phase, Ready, Returned, TimedRun, Timing
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import (
@@ -381,10 +381,12 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 case Ready():  # CPU only
                     observations.go(phase, message, guards.cpu_time(worker_pid) if worker_pid else None)
                     _send_line(process, {})
+                case Returned():  # CPU only
+                    observations.returned(phase, message, guards.cpu_time(worker_pid) if worker_pid else None)
+                    _send_line(process, {})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     _send_line(process, observations.answer_timed_run(
-                        phase, message, received.received_at, run.seeds["check_seeds"],
-                        guards.cpu_time(worker_pid) if worker_pid and run.options.device == "cpu" else None))
+                        phase, message, received.received_at, run.seeds["check_seeds"]))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():
                     process.stdin.close()

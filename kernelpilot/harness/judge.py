@@ -178,11 +178,12 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
 
     On CUDA the parent's wall clock, each run from its answer to the next report: eager's trusted median
     plus the difference of the two medians. On the CPU the worker's CPU time, which load moves far less
-    than wall time (two evaluations share two cores in CI), from the go just before each call to the run's
-    report, less the harness's share (eager's, all its CPU time but its calls' counted as the harness's):
-    a call lasts at least its main thread's share, and all its threads' spread over the cores the worker
-    may use. That is compared with the mean reported time of the same runs. The allowance grows with the
-    harness's share, which differs a little from eager's runs to the candidate's.
+    than wall time (two evaluations share two cores in CI), from a go just before each call to a word just
+    after it: a call lasts at least its main thread's CPU time, and all its threads' spread over the cores
+    the worker may use, less the little the handshakes add (eager's excess over its reported time, where
+    it has one: a call can also take longer than its CPU time, waiting). Run by run that is compared with
+    the reported time of the same run. The allowance grows with the harness's share, which differs a
+    little from eager's runs to the candidate's.
     """
     eager, candidate, watched = obs.timed_loops["eager_watched"], obs.timed_loops["candidate"], obs.eager_watched
     if watched is None or obs.timing is None or min(len(eager.answers), len(candidate.answers)) < 4:
@@ -202,17 +203,26 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         harness = median(eager_cycles) - median(watched.device)
         bounds = [bound(median(obs.timing.device), median(candidate_cycles) - harness, harness, noise)]
     else:
-        per_run = eager.cpu_per_run_ms(), candidate.cpu_per_run_ms()
-        if None in per_run:
+        eager_calls, candidate_calls = eager.cpu_per_call_ms(), candidate.cpu_per_call_ms()
+        if eager_calls is None or candidate_calls is None:
             return None
-        (eager_main, eager_all, eager_exact), (candidate_main, candidate_all, candidate_exact) = per_run
-        eager_reported = statistics.fmean(watched.device[1:len(eager.cpu_at_report)])
-        reported = statistics.fmean(obs.timing.device[1:len(candidate.cpu_at_report)])
+        eager_main, eager_all, eager_exact = eager_calls
+        candidate_main, candidate_all, candidate_exact = candidate_calls
         cores = max(1, obs.worker_cores)
         tick_noise = 0.0 if eager_exact and candidate_exact else 2 * TICK_MS / cores
-        main_share, all_share = eager_main - eager_reported, eager_all - eager_reported
-        bounds = [bound(reported, candidate_main - main_share, main_share),
-                  bound(reported, (candidate_all - all_share) / cores, all_share / cores, tick_noise)]
+        reported = median(obs.timing.device[1:len(candidate_main) + 1])
+
+        def excess(cpu: list[float], times: tuple[float, ...], spread: int) -> float:
+            """The median run's CPU-derived least time over its reported time (a median: a run the
+            other evaluation's load stretched is one run, and a clock that lies in a few runs gains nothing)."""
+            return median([used / spread - took for used, took in zip(cpu, times[1:])])
+
+        bounds = []
+        for eager_cpu, candidate_cpu, spread, noise in ((eager_main, candidate_main, 1, 0.0),
+                                                         (eager_all, candidate_all, cores, tick_noise)):
+            share = max(excess(eager_cpu, watched.device, spread), 0.0)
+            bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share,
+                                share, noise))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
 
 

@@ -141,9 +141,19 @@ class Baseline(WorkerMessage):
 @dataclass(frozen=True)
 class Ready(WorkerMessage):
     """CPU: a timed run's cache flush and inputs are done, its call comes next; the worker waits for the go.
-    The parent reads the worker's CPU time then and at the run's report: the call, and little else."""
+    The parent reads the worker's CPU time then and at the call's `Returned`: the call, and nothing else."""
 
     kind: ClassVar[str] = "ready"
+    run: int
+
+
+@message
+@dataclass(frozen=True)
+class Returned(WorkerMessage):
+    """CPU: a timed run's call just returned and its clock stopped; the worker waits for the parent's word
+    before it does anything else (the profiler's bookkeeping, the copy of the output, the report)."""
+
+    kind: ClassVar[str] = "returned"
     run: int
 
 

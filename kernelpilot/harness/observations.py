@@ -28,6 +28,7 @@ from kernelpilot.harness.messages import (
     Reached,
     Ready,
     ReferenceAnswer,
+    Returned,
     SpotCheck,
     TaskInfo,
     TimedRun,
@@ -50,6 +51,7 @@ ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
     Baseline: TRUSTED_PHASES,
     TimedRun: frozenset({"baseline", "profile"}),
     Ready: frozenset({"baseline", "profile"}),
+    Returned: frozenset({"baseline", "profile"}),
     SpotCheck: frozenset({"baseline", "profile"}),
     Imported: frozenset({"import"}),
     Trial: frozenset({"verify"}),
@@ -76,7 +78,8 @@ TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 class TimedLoop:
     """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
     the parent's answer after each run, so between an answer and the next report lies exactly one run and
-    the harness's work around it; on the CPU it also waits for a go just before each call."""
+    the harness's work around it; on the CPU it also waits for a go just before each call and for a word
+    as soon as the call returned."""
 
     arrivals: list[float] = field(default_factory=list)
     """When each run's report reached the parent (`time.perf_counter`)."""
@@ -84,8 +87,8 @@ class TimedLoop:
     """When the parent answered each report."""
     cpu_at_go: list[CpuTime] = field(default_factory=list)
     """CPU: the worker's CPU time at the go before each call."""
-    cpu_at_report: list[CpuTime] = field(default_factory=list)
-    """CPU: its CPU time when each run's report arrived (the worker is waiting both times)."""
+    cpu_at_return: list[CpuTime] = field(default_factory=list)
+    """CPU: its CPU time when each call had returned (the worker is waiting both times)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
     """Each run's answers at the positions the parent named only after the run, by run."""
 
@@ -93,18 +96,18 @@ class TimedLoop:
         """Wall time of each run after the first, with the harness's work around it."""
         return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
 
-    def cpu_per_run_ms(self) -> tuple[float, float, bool] | None:
-        """CPU time the worker used from each go to the run's report, after the first run (its call, the copy
-        of its output and the report): its main thread's, all its threads', and whether the latter is exact
-        (no thread died meanwhile: the living threads' count, to the nanosecond) or to the clock tick."""
-        windows = list(zip(self.cpu_at_go, self.cpu_at_report))[1:]
+    def cpu_per_call_ms(self) -> tuple[list[float], list[float], bool] | None:
+        """CPU time the worker used in each call after the first, from the go to its return: its main
+        thread's, all its threads', and whether the latter is exact (no thread died meanwhile: the living
+        threads' count, to the nanosecond) or to the clock tick."""
+        windows = list(zip(self.cpu_at_go, self.cpu_at_return))[1:]
         if len(windows) < 3:
             return None
-        exact = all(go.threads <= report.threads for go, report in windows)
-        main = sum(report.main_thread - go.main_thread for go, report in windows)
-        spent = sum((report.living_threads - go.living_threads) if exact else (report.all_threads - go.all_threads)
-                    for go, report in windows)
-        return main / len(windows), spent / len(windows), exact
+        exact = all(go.threads <= back.threads for go, back in windows)
+        main = [back.main_thread - go.main_thread for go, back in windows]
+        spent = [(back.living_threads - go.living_threads) if exact else (back.all_threads - go.all_threads)
+                 for go, back in windows]
+        return main, spent, exact
 
 
 @dataclass
@@ -173,8 +176,17 @@ class Observations:
         elif cpu is not None:
             loop.cpu_at_go.append(cpu)
 
-    def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
-                         cpu: CpuTime | None) -> dict:
+    def returned(self, phase: str, returned: Returned, cpu: CpuTime | None) -> None:
+        """CPU: the parent's word after a timed call returned, with the worker's CPU time then."""
+        loop = self.timed_loops["candidate"] if phase == "profile" else next(
+            (loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
+             if len(loop.cpu_at_return) < len(loop.cpu_at_go)), None)
+        if loop is None or returned.run != len(loop.cpu_at_return) or len(loop.cpu_at_go) != returned.run + 1:
+            self.duplicates.append("returned")
+        elif cpu is not None:
+            loop.cpu_at_return.append(cpu)
+
+    def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int]) -> dict:
         """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
         check. The worker reports runs once each and in order: any other report was forged to learn the
         seeds. torch.compile's runs (after eager's) get no seed."""
@@ -183,8 +195,6 @@ class Observations:
             return {}
         expected = len(loop.arrivals)
         loop.arrivals.append(received_at)
-        if cpu is not None:
-            loop.cpu_at_report.append(cpu)
         if report.run != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
             return {}
@@ -256,7 +266,7 @@ class Observations:
             return
         self.seen.add(type(message))
         match message:
-            case Phase() | TimedRun() | Ready():
+            case Phase() | TimedRun() | Ready() | Returned():
                 pass  # acted on by the evaluation loop itself
             case ReferenceAnswer():
                 self.references.append(Reference(message.seed, message.native, message.ref64 or message.native,

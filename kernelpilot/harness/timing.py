@@ -132,11 +132,14 @@ def reseed() -> None:
 def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs: int,
                flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
                around: Callable[[], AbstractContextManager] = nullcontext,
-               before_run: Callable[[int], None] | None = None) -> Samples:
+               before_call: Callable[[int], None] | None = None,
+               after_call: Callable[[int], None] | None = None) -> Samples:
     """Time `fn(*inputs)` `runs` times over fresh input values.
 
     `after_run(run, output)` is called after each timed run, outside the timed region; on the CPU
-    `before_run(run)` just before it, once the cache is flushed and the inputs written; `around()`
+    `before_call(run)` just before the call, once the cache is flushed and the inputs written, and
+    `after_call(run)` as soon as it returned and its clock stopped (the parent reads the worker's CPU time
+    at both); `around()`
     wraps each call, warm-up ones too, entered before the host clock starts (on CUDA the host's time
     until the call's kernels are queued is hidden behind the spin anyway).
     """
@@ -171,12 +174,14 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             flush()
             args = inputs.scaled(i)
             reseed()
-            if before_run is not None:
-                before_run(i)
+            if before_call is not None:
+                before_call(i)
             with around():
                 t0 = _perf_counter()
                 output = fn(*args)
                 elapsed = (_perf_counter() - t0) * 1e3
+                if after_call is not None:
+                    after_call(i)
             host_ms.append(elapsed)
             device_ms.append(elapsed)
         if after_run is not None:

@@ -39,6 +39,7 @@ from kernelpilot.harness.messages import (
     PostCheck,
     Reached,
     Ready,
+    Returned,
     ReferenceAnswer,
     SpotCheck,
     TaskInfo,
@@ -205,11 +206,11 @@ class Worker:
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
                                after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
-                               before_run=self.await_go)
+                               before_call=self.await_go, after_call=self.await_return)
             with watching_calls():  # as the candidate's runs will be watched: the parent's clock sees the same
                 eager_watched = time_calls(model, eager_inputs, device, 0, job["clock_calibration_runs"], self.flush,
                                            after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
-                                           around=mark_call, before_run=self.await_go)
+                                           around=mark_call, before_call=self.await_go, after_call=self.await_return)
             schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
                 compile_inputs = FreshInputs(input_sets, factor_seed)
@@ -361,7 +362,7 @@ class Worker:
         with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
                                  job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call,
-                                 before_run=self.await_go)
+                                 before_call=self.await_go, after_call=self.await_return)
         calls, ops = watched_ops(watch)
         self.channel.send(Timing(samples.to_json(), dict(ops), calls))
         for seed in job["post_seeds"]:
@@ -394,6 +395,11 @@ class Worker:
     def await_go(self, run: int) -> None:
         """CPU: tell the parent the call of timed run `run` comes next, and wait for its go (see `Ready`)."""
         self.channel.send(Ready(run))
+        sys.stdin.readline()
+
+    def await_return(self, run: int) -> None:
+        """CPU: tell the parent the call of timed run `run` returned, and wait for its word (see `Returned`)."""
+        self.channel.send(Returned(run))
         sys.stdin.readline()
 
     def await_parent(self, run: int) -> dict:
