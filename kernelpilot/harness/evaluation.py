@@ -233,7 +233,7 @@ def _with_ncu_metrics(run: Run, result: EvalResult, log: LogSink) -> EvalResult:
         log("[ncu]")
         job = {"task_path": str(run.task), "model_file": str(run.candidate.model_file),
                "init_seed": run.seeds["init_seed"], "seed": run.seeds["verify_seeds"][0]}
-        cmd = sandboxed(ncu.command(job), writable=[run.scratch])
+        cmd = sandboxed(ncu.command(job), writable=[run.scratch], proc_read_only=False)
         try:
             metrics = ncu.run(cmd, _worker_env(run), run.options.timeout_s)
             status = "ok"
@@ -307,7 +307,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
     options = run.options
     (run.scratch / "tmp").mkdir(exist_ok=True)
     read_fd, write_fd = os.pipe()
-    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[run.scratch])
+    # CUDA's driver needs a writable /proc to start; the parent's wall clock bounds every time there
+    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[run.scratch],
+                    proc_read_only=options.device != "cuda")
     process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
     os.close(write_fd)

@@ -49,7 +49,7 @@ _UNSHARE_FORMS = (
 """Strongest first: without its own PID namespace a candidate can see and signal the judge (SIGSTOP it)."""
 
 
-def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
+def _confinement(writable: Iterable[Path], read_only: Iterable[Path], proc_read_only: bool = True) -> str:
     """A shell script for a fresh mount namespace that makes what bwrap's binds make: every mount
     read-only (/proc too) but /dev (less /dev/shm, where other evaluations keep their scratch) and /sys,
     `writable` bound back writable and `read_only` inside it
@@ -63,7 +63,7 @@ def _confinement(writable: Iterable[Path], read_only: Iterable[Path]) -> str:
     return "\n".join([
         "set -e",
         "mount --make-rprivate /",
-        "mount -o remount,bind,ro /proc",  # no write to /proc/PID/mem (code rewritten behind the harness's back)
+        *(["mount -o remount,bind,ro /proc"] if proc_read_only else []),  # no write to /proc/PID/mem
         "awk '{print $5}' /proc/self/mountinfo | while read -r m; do",
         '  m=$(printf %b "$m")',
         '  case "$m" in /dev/shm) ;; /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
@@ -105,23 +105,27 @@ def isolation_kind() -> str:
     return "none"
 
 
-def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path] = ()) -> list[str]:
+def sandboxed(cmd: list[str], writable: Iterable[Path], read_only: Iterable[Path] = (),
+              proc_read_only: bool = True) -> list[str]:
     """`cmd` wrapped so that only `writable` folders can be written and the network is gone.
 
     Under bwrap and `unshare+pid…` no process outside the sandbox can be seen or signalled either (a
     candidate cannot stop or kill the judge); `read_only` paths inside a writable folder stay
     read-only too, except under a plain `unshare` or `unshare+pid`, where the files are not read-only.
+    `/proc` is read-only too (no code rewritten through /proc/PID/mem behind the harness's back) unless
+    `proc_read_only` is False: the NVIDIA driver cannot start under a read-only /proc.
     """
     kind = isolation_kind()
     if kind == "bwrap":
         binds = [arg for path in writable for arg in ("--bind", str(path), str(path))] + \
                 [arg for path in read_only for arg in ("--ro-bind", str(path), str(path))]
         return [*OOM_FIRST, "bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm",
-                "--proc", "/proc", "--remount-ro", "/proc", *binds, *BWRAP_CONFINEMENT, "--", *cmd]
+                "--proc", "/proc", *(["--remount-ro", "/proc"] if proc_read_only else []), *binds, *BWRAP_CONFINEMENT, "--", *cmd]
     if kind.startswith("unshare"):
         namespaces, read_only_system = unshare_form()
         if read_only_system:
-            return [*OOM_FIRST, *namespaces, "sh", "-c", _confinement(writable, read_only), "sh", *cmd]
+            script = _confinement(writable, read_only, proc_read_only)
+            return [*OOM_FIRST, *namespaces, "sh", "-c", script, "sh", *cmd]
         return [*OOM_FIRST, *namespaces, *cmd]
     return [*OOM_FIRST, *cmd]
 
