@@ -178,7 +178,7 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
 def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
     observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
-                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS)
+                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol)
     if run.candidate.kernels_dir is not None:
         backend = backend_of(run.candidate.kernels_dir)
         if backend != options.device:
@@ -249,8 +249,9 @@ def _early_failure(run: Run, original_task: Path, error: str) -> EvalResult:
 
 
 def reference_seeds(run: Run) -> list[int]:
-    """Every seed the candidate will be checked on, shuffled so their roles cannot be told apart."""
-    seeds = run.seeds["verify_seeds"] + run.seeds["timing_seeds"] + run.seeds["post_seeds"]
+    """Every seed the candidate's answers are held to the reference on, shuffled so their roles cannot be told
+    apart. (Its timed runs are held to eager's answers on the same inputs, sampled.)"""
+    seeds = run.seeds["verify_seeds"] + run.seeds["post_seeds"]
     return random.SystemRandom().sample(seeds, len(seeds))
 
 
@@ -265,6 +266,7 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: by
         "task_path": str(run.task),
         "model_file": str(run.candidate.model_file),
         "device": options.device,
+        "tol": options.tol,
         "init_seed": run.seeds["init_seed"],
         "reference_seeds": reference_seeds(run),
         "timing_seeds": run.seeds["timing_seeds"],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import signal
-import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,19 +32,11 @@ from kernelpilot.harness.observations import TICK_MS, Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
-from kernelpilot.harness.verify import (
-    Reference,
-    check_outputs,
-    compare_output,
-    degenerate_reason,
-    is_unwritten,
-    looks_downcast,
-    structural_problem,
-    tolerance,
-)
+from kernelpilot.harness.verify import compare_output, degenerate_reason, tolerance
 
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
+
 
 def _violation(check: str, detail: str) -> Violation:
     return Violation(check, f"{CHECKS[check]}: {detail}")
@@ -245,52 +236,44 @@ def _check_side_streams(obs: Observations, add) -> None:
 
 
 def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[OutputCheck], list[Violation]]:
-    """(correct, error, worst output checks, violations found while comparing)."""
-    by_seed = {ref.seed: ref for ref in obs.references}
+    """(correct, error, worst output checks, violations found while comparing), from each call's comparison,
+    made as it arrived (`Observations.call_checks`)."""
     violations: dict[str, str] = {}
     worst: list[OutputCheck] = []
     error = None
-    passed_outputs: list[list[torch.Tensor | None]] = []
+    passed: list[bytes | None] = []
     all_ok = bool(obs.trials) and len(obs.trials) == run.options.trials
     checked: list[tuple[str, Observed]] = [(f"trial {t.trial}", t) for t in obs.trials] + \
         [("re-check after timing", p) for p in obs.post_checks]
     for label, call in checked:
-        ref = by_seed[call.seed]
-        outputs = call.outputs
-        problem = structural_problem(outputs, ref)
-        if problem is None and call.plain_values:
-            problem = f"forward returned {', '.join(call.plain_values)} where the reference returns tensors"
-        if problem is None and any(d != run.options.device for d in call.devices):
-            problem = f"outputs are on {', '.join(sorted(set(call.devices)))}, not {run.options.device}"
-        if problem is None and call.non_dense:
-            problem = f"outputs {call.non_dense} have overlapping strides (not dense)"
-        if problem:
-            all_ok, error = False, error or f"{label}: {problem}"
+        verdict = obs.call_checks[call.seed]
+        if verdict.problem:
+            all_ok, error = False, error or f"{label}: {verdict.problem}"
             continue
-        checks = check_outputs(outputs, ref, run.options.tol)
+        checks = verdict.checks
         if not worst or sum(c.mismatched for c in checks) > sum(c.mismatched for c in worst):
             worst = checks
-        if all(c.ok for c in checks) and None not in outputs:
-            passed_outputs.append(outputs)
+        if verdict.passed:
+            passed.append(verdict.fingerprint)
             continue
         all_ok = False
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
             error = error or (f"{label}: output {bad.index}: {bad.mismatched}/{bad.numel} elements differ "
                               f"(max abs err {bad.max_abs_err:.3g} > atol {bad.atol:.3g}, rtol {bad.rtol:.3g})")
-        if any(out is not None and is_unwritten(out, ref, i) for i, out in enumerate(outputs)):
+        if verdict.unwritten:
             violations.setdefault("uninitialized_output", f"{label}: never-written (marked) memory where the "
                                                             "reference has a value")
-        if any(_equal_outputs(outputs, earlier) for earlier in passed_outputs):
+        if verdict.fingerprint is not None and verdict.fingerprint in passed:
             violations.setdefault("result_caching", f"{label}: same answer as an earlier call with other inputs")
-        elif not label.startswith("trial") and len(passed_outputs) >= len(obs.trials) and obs.trials:
+        elif not label.startswith("trial") and len(passed) >= len(obs.trials) and obs.trials:
             violations.setdefault("result_caching", f"answers were right during verification, wrong in {label}")
-        if ref.native[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks):
+        if verdict.downcast:
             violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
     candidate_spots = obs.timed_loops["candidate"].spot_checks
     if candidate_spots and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
         all_ok, error = False, error or f"a timed run: {problem}"
-        if len(passed_outputs) >= len(obs.trials) > 0:
+        if len(passed) >= len(obs.trials) > 0:
             violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
     all_checked = len(candidate_spots) == run.options.timed_runs
     if obs.trials and all_ok and obs.error is None and (not obs.post_checks or not all_checked):
@@ -306,7 +289,7 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
     calibrated tolerance the trials use.
     """
     eager_spots = obs.timed_loops["eager"].spot_checks
-    expected_shapes = [tuple(out.shape) for out in obs.references[0].native]
+    expected_shapes = [spec.shape for spec in obs.references[0].outputs]
     for spot in obs.timed_loops["candidate"].spot_checks.values():
         if spot.run not in eager_spots:
             return "no eager answer for this run"
@@ -317,19 +300,14 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
                 return f"run {spot.run}, output {i} is not a plain tensor"
             if sampled.dtype != eager.dtype:
                 return f"run {spot.run}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
-            eager_err = max(ref.eager_max_err[i] for ref in obs.references)
+            eager_err = max(ref.outputs[i].eager_max_err for ref in obs.references)
             atol, rtol = tolerance(eager.dtype, tol)
             atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
-            check = compare_output(0, sampled, Reference(-1, [eager], [eager.double()], []), atol, rtol)
+            check = compare_output(0, sampled, eager, atol, rtol)
             if not check.ok:
                 return (f"run {spot.run}, output {i}: {check.mismatched}/{check.numel} sampled elements "
                         f"differ (max abs err {check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
     return None
-
-
-def _equal_outputs(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(x is not None and y is not None and x.shape == y.shape and torch.equal(x, y)
-                                    for x, y in zip(a, b))
 
 
 def check_task(run: Run, obs: Observations) -> None:
@@ -337,20 +315,13 @@ def check_task(run: Run, obs: Observations) -> None:
     if obs.error and obs.error[0] in ("task", "baseline"):
         message = obs.error[1]
         raise TaskError(message if message.startswith("task ") else f"task {run.task.name}: {message}")
-    expected = sum(len(run.seeds[k]) for k in ("verify_seeds", "timing_seeds", "post_seeds"))
+    expected = len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"])
     if obs.task_checked or len(obs.references) < expected:
         return
     obs.task_checked = True
     if reason := degenerate_reason(obs.references, run.options.tol):
         raise TaskError(f"degenerate task {run.task.name}: {reason}; a trivial answer would pass, so it cannot "
                         "judge a kernel")
-    first = obs.references[0]
-    if obs.repeat is not None:
-        for i, (a, b) in enumerate(zip(first.native, obs.repeat)):
-            atol, rtol = tolerance(a.dtype, run.options.tol)
-            if a.shape != b.shape or not torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True):
-                raise TaskError(f"task {run.task.name} is non-deterministic: output {i} differs between two runs "
-                                "on the same inputs")
 
 
 def timings(run: Run, obs: Observations) -> tuple[dict, dict, float | None, float | None]:

@@ -102,14 +102,19 @@ class Phase(WorkerMessage):
 @message
 @dataclass(frozen=True)
 class ReferenceAnswer(WorkerMessage):
-    """The reference's answers for one seed: native dtype, float64 (None where an op has no float64 kernel),
-    and, for the first seed, a second native run on the same inputs (the task's determinism)."""
+    """The reference's answers for one seed, as the judge compares them: each output in the dtype comparisons
+    are made in (float64 for float64 outputs, float32 for other floating ones, the native dtype otherwise),
+    computed in float64 where every op has a float64 kernel. Eager's own answer is described, not sent: its
+    layout and its error versus float64 (`OutputSpec`, as lists of plain values)."""
 
     kind: ClassVar[str] = "reference"
     seed: int
-    native: list[torch.Tensor]
-    ref64: list[torch.Tensor] | None
-    repeat: list[torch.Tensor] | None
+    expected: list[torch.Tensor]
+    dtypes: list[str]
+    shapes: list[tuple[int, ...]]
+    strides: list[tuple[int, ...]]
+    dense: list[bool]
+    eager_max_err: list[float]
     checksum: list[float]
 
 

@@ -8,8 +8,10 @@ was forged by code in the candidate.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import torch
 
@@ -38,7 +40,22 @@ from kernelpilot.harness.messages import (
 )
 from kernelpilot.harness.protocol import PHASES
 from kernelpilot.harness.timing import Samples
-from kernelpilot.harness.verify import Reference
+from kernelpilot.harness.verify import CallCheck, OutputSpec, Reference, check_call
+
+
+ObservedCall = TypeVar("ObservedCall", Trial, PostCheck)
+
+
+def reference(answer: ReferenceAnswer) -> Reference:
+    """The judge's reference from the worker's answer (sent before any code of the candidate's ran)."""
+    dtypes = [getattr(torch, name) for name in answer.dtypes]
+    if not all(isinstance(dtype, torch.dtype) for dtype in dtypes):
+        raise ValueError(f"unknown dtypes {answer.dtypes}")
+    specs = [OutputSpec(*spec) for spec in zip(answer.shapes, dtypes, answer.strides, answer.dense,
+                                               answer.eager_max_err, strict=True)]
+    if len(specs) != len(answer.expected):
+        raise ValueError("a reference answer's outputs and their descriptions differ in number")
+    return Reference(answer.seed, answer.expected, specs, answer.checksum)
 
 TRUSTED_PHASES = frozenset({"start", "setup", "baseline"})
 """Phases before the candidate's import: no code of the candidate's has run in the worker yet."""
@@ -115,8 +132,9 @@ class Observations:
     sources: dict[str, str]
     timed_runs: int
     clock_calibration_runs: int
+    device: str = "cpu"
+    tol: float | None = None
     references: list[Reference] = field(default_factory=list)
-    repeat: list[torch.Tensor] | None = None
     task_info: TaskInfo | None = None
     eager: Samples | None = None
     eager_watched: Samples | None = None
@@ -125,6 +143,9 @@ class Observations:
     compile_latency_s: dict[str, float] = field(default_factory=dict)
     imported: Imported | None = None
     trials: list[Trial] = field(default_factory=list)
+    """The trials as they arrived, less their outputs: each was compared on arrival (`call_checks`)."""
+    call_checks: dict[int, CallCheck] = field(default_factory=dict)
+    """Each trial's and re-check's comparison with the reference, by seed (each seed is answered once)."""
     timing: Samples | None = None
     timed_ops: dict[str, int] = field(default_factory=dict)
     """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
@@ -229,7 +250,7 @@ class Observations:
         channel can exhaust the judge."""
         if phase in TRUSTED_PHASES or not self.references:
             return None
-        output_bytes = sum(out.numel() * out.element_size() for out in self.references[0].native)
+        output_bytes = sum(spec.nbytes for spec in self.references[0].outputs)
         return MESSAGE_OUTPUT_COPIES * output_bytes + MESSAGE_SLACK_BYTES
 
     def moves_on(self, phase: str, new_phase: str) -> bool:
@@ -246,6 +267,13 @@ class Observations:
             return True
         self.forged.append(f"a {call.kind} for seed {call.seed!r}, which has no reference or was answered")
         return False
+
+    def _compared(self, call: ObservedCall) -> ObservedCall:
+        """`call` held to its seed's reference now, and kept without its outputs: a task's outputs can be
+        gigabytes, and only one call's are ever held at a time."""
+        reference = next(ref for ref in self.references if ref.seed == call.seed)
+        self.call_checks[call.seed] = check_call(call, reference, self.device, self.tol)
+        return dataclasses.replace(call, outputs=[])
 
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
@@ -269,10 +297,7 @@ class Observations:
             case Phase() | TimedRun() | Ready() | Returned():
                 pass  # acted on by the evaluation loop itself
             case ReferenceAnswer():
-                self.references.append(Reference(message.seed, message.native, message.ref64 or message.native,
-                                                 message.checksum))
-                if message.repeat is not None:
-                    self.repeat = message.repeat
+                self.references.append(reference(message))
             case Baseline():
                 self.eager = Samples.from_json(message.eager)
                 self.eager_watched = Samples.from_json(message.eager_watched)
@@ -284,7 +309,7 @@ class Observations:
                 self.imported = message
             case Trial():
                 if self._answers_fresh_seed(message, self.trials):
-                    self.trials.append(message)
+                    self.trials.append(self._compared(message))
             case SpotCheck():
                 loop = self._spot_checked_loop(phase)
                 if loop is None or message.run not in set(range(len(loop.arrivals))) - set(loop.spot_checks):
@@ -296,7 +321,7 @@ class Observations:
                 self.timed_ops, self.watched_calls = message.ops, message.watched_calls
             case PostCheck():
                 if self._answers_fresh_seed(message, self.post_checks):
-                    self.post_checks.append(message)
+                    self.post_checks.append(self._compared(message))
             case KernelRows():
                 self.kernel_rows = list(message.rows)
             case Final():

@@ -7,13 +7,14 @@ error versus float64: a candidate is never held to more than the baseline it is 
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
-from kernelpilot.harness.guards import is_dense
+from kernelpilot.harness.messages import Observed
 from kernelpilot.harness.protocol import CALIBRATION_FACTOR, TOLERANCE
 from kernelpilot.harness.result import Mismatch, OutputCheck
 
@@ -23,19 +24,36 @@ HALF_PRECISION_TOL = TOLERANCE[torch.float16]
 
 
 @dataclass(frozen=True)
+class OutputSpec:
+    """One output of eager's answer, as far as the judge needs it: its layout and its own error versus float64."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    stride: tuple[int, ...]
+    dense: bool
+    eager_max_err: float
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+@dataclass(frozen=True)
 class Reference:
-    """The reference answers for one seed: native dtype (eager) and float64 (or native when impossible)."""
+    """The reference answers for one seed, in the dtype each is compared in (`ReferenceAnswer`)."""
 
     seed: int
-    native: list[torch.Tensor]
-    ref64: list[torch.Tensor]
+    expected: list[torch.Tensor]
+    outputs: list[OutputSpec]
     checksum: list[float]
 
-    @functools.cached_property
-    def eager_max_err(self) -> list[float]:
-        """The eager baseline's own max error versus float64, per output."""
-        return [float((n.double() - e.double()).abs_().nan_to_num_(0.0).max()) if n.is_floating_point() and n.numel()
-                else 0.0 for n, e in zip(self.native, self.ref64)]
+
+def comparison_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float64 for float64 outputs, float32 for other floating ones (it resolves errors far below every
+    lower-precision tolerance, at half float64's memory), the native dtype otherwise."""
+    if dtype == torch.float64 or not dtype.is_floating_point:
+        return dtype
+    return torch.float32
 
 
 def tolerance(dtype: torch.dtype, override: float | None) -> tuple[float, float]:
@@ -44,9 +62,9 @@ def tolerance(dtype: torch.dtype, override: float | None) -> tuple[float, float]
     return TOLERANCE.get(dtype, (0.0, 0.0))
 
 
-def calibrated_atol(reference: Reference, index: int, atol: float) -> float:
+def calibrated_atol(spec: OutputSpec, atol: float) -> float:
     """atol, raised to CALIBRATION_FACTOR × the eager baseline's own max error versus float64."""
-    return max(atol, CALIBRATION_FACTOR * reference.eager_max_err[index])
+    return max(atol, CALIBRATION_FACTOR * spec.eager_max_err)
 
 
 def _unravel(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -82,24 +100,26 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else float("inf")
 
 
-def compare_output(index: int, actual: torch.Tensor, reference: Reference, atol: float, rtol: float) -> OutputCheck:
-    """Elementwise |actual − ref| ≤ atol + rtol·|ref|, with NaN/Inf only where the reference has them.
+def compare_output(index: int, actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> OutputCheck:
+    """Elementwise |actual − expected| ≤ atol + rtol·|expected|, with NaN/Inf only where `expected` has them.
 
     Computed in float64 for float64 outputs and in float32 otherwise: float32 resolves errors far
     below every lower-precision tolerance, at half the memory traffic.
     """
     compute = torch.float64 if actual.dtype == torch.float64 else torch.float32
-    expected = reference.ref64[index].to(compute)
+    expected = expected.to(compute)
     got = actual.to(compute)
     diff = (got - expected).abs_()
     if not bool(diff.isfinite().all()):
         same = (got.isnan() & expected.isnan()) | ((got == expected) & got.isinf())
         diff = diff.nan_to_num_(float("inf"), float("inf")).masked_fill_(same, 0.0)
-    magnitude = expected.abs().nan_to_num_(0.0)
-    bad = diff > magnitude * rtol + atol
+    scratch = expected.abs().nan_to_num_(0.0)  # one buffer for the bound, then the relative error: outputs
+    bad = diff > scratch.mul_(rtol).add_(atol)  # can be gigabytes
     mismatched = int(bad.sum())
     max_abs = float(diff.max()) if diff.numel() else 0.0
-    max_rel = float((diff / magnitude.clamp_min_(1e-12)).max()) if diff.numel() else 0.0
+    scratch = torch.abs(expected, out=scratch).nan_to_num_(0.0).clamp_min_(1e-12)
+    max_rel = float(torch.div(diff, scratch, out=scratch).max()) if diff.numel() else 0.0
+    del scratch
     positions = _first_positions(bad, FIRST_MISMATCHES) if mismatched else []
     return OutputCheck(
         index=index,
@@ -118,24 +138,24 @@ def compare_output(index: int, actual: torch.Tensor, reference: Reference, atol:
 
 def structural_problem(actual: list[torch.Tensor | None], reference: Reference) -> str | None:
     """A count, shape, dtype or memory layout that differs from the reference: wrong before any value is read."""
-    if len(actual) != len(reference.native):
-        return f"forward returned {len(actual)} outputs, the reference {len(reference.native)}"
-    for i, (out, ref) in enumerate(zip(actual, reference.native)):
+    if len(actual) != len(reference.outputs):
+        return f"forward returned {len(actual)} outputs, the reference {len(reference.outputs)}"
+    for i, (out, spec) in enumerate(zip(actual, reference.outputs)):
         if out is None:
             continue
-        if tuple(out.shape) != tuple(ref.shape):
-            return f"output {i} has shape {tuple(out.shape)}, the reference {tuple(ref.shape)}"
-        if out.dtype != ref.dtype:
-            return f"output {i} has dtype {out.dtype}, the reference {ref.dtype}"
-        if is_dense(ref) and _layout(out) != _layout(ref):
-            return f"output {i} has strides {out.stride()}, the reference {ref.stride()}"
+        if tuple(out.shape) != spec.shape:
+            return f"output {i} has shape {tuple(out.shape)}, the reference {spec.shape}"
+        if out.dtype != spec.dtype:
+            return f"output {i} has dtype {out.dtype}, the reference {spec.dtype}"
+        if spec.dense and layout(out.shape, out.stride()) != layout(spec.shape, spec.stride):
+            return f"output {i} has strides {out.stride()}, the reference {spec.stride}"
     return None
 
 
-def _layout(t: torch.Tensor) -> tuple[int, ...]:
+def layout(shape: Sequence[int], stride: Sequence[int]) -> tuple[int, ...]:
     """Strides of the dimensions that have them: code after forward may `view` the output as eager laid it
     out (torch.compile matches eager's strides for the same reason)."""
-    return tuple(stride for size, stride in zip(t.shape, t.stride()) if size > 1)
+    return tuple(st for size, st in zip(shape, stride) if size > 1)
 
 
 def check_outputs(actual: list[torch.Tensor | None], reference: Reference, tol: float | None) -> list[OutputCheck]:
@@ -143,8 +163,9 @@ def check_outputs(actual: list[torch.Tensor | None], reference: Reference, tol: 
     for i, out in enumerate(actual):
         if out is None:
             continue
-        atol, rtol = tolerance(reference.native[i].dtype, tol)
-        checks.append(compare_output(i, out, reference, calibrated_atol(reference, i, atol), rtol))
+        spec = reference.outputs[i]
+        atol, rtol = tolerance(spec.dtype, tol)
+        checks.append(compare_output(i, out, reference.expected[i], calibrated_atol(spec, atol), rtol))
     return checks
 
 
@@ -165,7 +186,7 @@ def is_unwritten(actual: torch.Tensor, reference: Reference, index: int) -> bool
 
     Free GPU memory is NaN-filled before each call; fresh CPU heap blocks arrive as 0xFE bytes.
     """
-    expected = reference.ref64[index]
+    expected = reference.expected[index]
     if not actual.is_floating_point():
         return False
     marked = actual.isnan() | (actual == _allocation_mark(actual.dtype))
@@ -173,7 +194,9 @@ def is_unwritten(actual: torch.Tensor, reference: Reference, index: int) -> bool
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
-    return bool(((a.float() - b.float()).abs_() <= b.float().abs() * rtol + atol).all())
+    """|a − b| ≤ atol + rtol·|b| everywhere (`a` may be a scalar tensor), with two output-sized temporaries."""
+    bound = b.float().abs().mul_(rtol).add_(atol)
+    return bool(((a.float() - b.float()).abs_() <= bound).all())
 
 
 def degenerate_reason(references: list[Reference], tol: float | None) -> str | None:
@@ -183,15 +206,15 @@ def degenerate_reason(references: list[Reference], tol: float | None) -> str | N
     with the inputs pass for an answer computed once (hack 14).
     """
     first = references[0]
-    for i, out in enumerate(first.ref64):
+    for i, (out, spec) in enumerate(zip(first.expected, first.outputs)):
         if not out.is_floating_point() or out.numel() <= 1:  # one value (a loss) is judged across seeds only
             continue
-        atol, rtol = tolerance(first.native[i].dtype, tol)
-        if _close(torch.full_like(out, float(out.double().mean())), out, atol, rtol):
+        atol, rtol = tolerance(spec.dtype, tol)
+        if _close(out.mean(dtype=torch.float64).float(), out, atol, rtol):
             return f"output {i} is (nearly) constant: a constant passes the {atol:g} tolerance"
     if len(references) > 1 and all(
-        _same_answer(other.ref64[i], out, first.native[i].dtype, tol)
-        for other in references[1:] for i, out in enumerate(first.ref64)
+        _same_answer(other.expected[i], out, first.outputs[i].dtype, tol)
+        for other in references[1:] for i, out in enumerate(first.expected)
     ):
         return "the reference's outputs do not depend on the inputs (same answer for every seed)"
     return None
@@ -202,3 +225,54 @@ def _same_answer(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, tol: floa
     if a.shape != b.shape:
         return False
     return _close(a, b, *tolerance(dtype, tol)) if b.is_floating_point() else torch.equal(a, b)
+
+
+@dataclass(frozen=True)
+class CallCheck:
+    """One observed call held to its seed's reference, as soon as it arrived: its outputs are dropped then."""
+
+    problem: str | None
+    """Wrong before any value is read: count, shape, dtype, layout, device, a plain value for a tensor."""
+    checks: list[OutputCheck]
+    complete: bool
+    """Every output is a plain tensor (a subclass is never read)."""
+    unwritten: bool
+    downcast: bool
+    fingerprint: bytes | None
+    """A digest of the outputs' bytes: the same answer for other inputs is a cached one."""
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and self.complete and all(c.ok for c in self.checks)
+
+
+def check_call(call: Observed, reference: Reference, device: str, tol: float | None) -> CallCheck:
+    outputs = call.outputs
+    problem = structural_problem(outputs, reference)
+    if problem is None and call.plain_values:
+        problem = f"forward returned {', '.join(call.plain_values)} where the reference returns tensors"
+    if problem is None and any(d != device for d in call.devices):
+        problem = f"outputs are on {', '.join(sorted(set(call.devices)))}, not {device}"
+    if problem is None and call.non_dense:
+        problem = f"outputs {call.non_dense} have overlapping strides (not dense)"
+    if problem:
+        return CallCheck(problem, [], False, False, False, None)
+    checks = check_outputs(outputs, reference, tol)
+    complete = None not in outputs
+    wrong = not (complete and all(c.ok for c in checks))
+    return CallCheck(
+        problem=None,
+        checks=checks,
+        complete=complete,
+        unwritten=wrong and any(out is not None and is_unwritten(out, reference, i) for i, out in enumerate(outputs)),
+        downcast=wrong and reference.outputs[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks),
+        fingerprint=fingerprint(outputs) if complete else None,
+    )
+
+
+def fingerprint(outputs: list[torch.Tensor]) -> bytes:
+    digest = hashlib.sha256()
+    for out in outputs:
+        digest.update(repr((tuple(out.shape), out.dtype)).encode())
+        digest.update(memoryview(out.contiguous().reshape(-1).view(torch.uint8).numpy()))
+    return digest.digest()

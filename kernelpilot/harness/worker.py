@@ -50,6 +50,7 @@ from kernelpilot.harness.messages import (
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
+from kernelpilot.harness.verify import comparison_dtype, tolerance
 
 KERNEL_PROFILE_RUNS = 5
 BACKGROUND_READINGS = 3
@@ -94,7 +95,28 @@ def refill(buffers: list[object], fresh: list[object]) -> list[object]:
 
 
 def checksum(inputs: list[object]) -> list[float]:
-    return [float(t.double().sum()) + float(t.double().abs().sum()) for t in inputs if isinstance(t, torch.Tensor)]
+    """Each input tensor's sum plus its sum of magnitudes, accumulated in float64 without a float64 copy."""
+    return [float(t.sum(dtype=torch.float64)) + float(torch.linalg.vector_norm(t, 1, dtype=torch.float64))
+            if t.is_floating_point() else float(t.double().sum()) + float(t.double().abs().sum())
+            for t in inputs if isinstance(t, torch.Tensor)]
+
+
+def reference_answer(seed: int, native: list[torch.Tensor], ref64: list[torch.Tensor],
+                     input_checksum: list[float]) -> ReferenceAnswer:
+    """One seed's answers in the dtypes the judge compares in, with eager's layout and its own error versus
+    float64 (computed here, on the device, so neither eager's answer nor float64's travels)."""
+    return ReferenceAnswer(
+        seed=seed,
+        expected=[ref.to(comparison_dtype(out.dtype)).cpu() for out, ref in zip(native, ref64)],
+        dtypes=[str(out.dtype).removeprefix("torch.") for out in native],
+        shapes=[tuple(out.shape) for out in native],
+        strides=[tuple(out.stride()) for out in native],
+        dense=[guards.is_dense(out) for out in native],
+        eager_max_err=[float(torch.sub(ref, out).abs_().nan_to_num_(0.0).max())
+                       if out.is_floating_point() and out.numel() and ref is not out else 0.0
+                       for out, ref in zip(native, ref64)],
+        checksum=input_checksum,
+    )
 
 
 def to_float64(inputs: list[object]) -> list[object]:
@@ -170,21 +192,34 @@ class Worker:
                 if any(o.is_complex() for o in native):
                     raise TaskError("the reference returns complex tensors, which kernelpilot cannot compare yet")
                 try:
-                    ref64 = [o.cpu() for o in as_outputs(model64(*to_float64(inputs)))]
+                    ref64 = as_outputs(model64(*to_float64(inputs)))
                 except Exception:  # some ops have no float64 kernel: the native answer is the reference
-                    ref64 = None
-                repeat = [o.cpu() for o in as_outputs(model(*inputs))] if i == 0 else None
+                    ref64 = native
+                if i == 0:
+                    self.check_deterministic(model, inputs, native)
                 if i < BACKGROUND_READINGS:
                     synchronize(device)
                     background_ms.append(guards.background_cpu_ms())
                 self.output_bytes = [o.numel() * o.element_size() for o in native]
-                self.channel.send(ReferenceAnswer(seed, [o.cpu() for o in native], ref64, repeat, checksum(inputs)))
+                self.channel.send(reference_answer(seed, native, ref64, checksum(inputs)))
+                del inputs, native, ref64  # one seed's tensors at a time: a task's outputs can be gigabytes
         del model64
         self.baselines(model)
         self.channel.send(TaskInfo(precision=guards.precision_settings(), training=model.training,
                                    background_cpu_ms=max(background_ms, default=0.0),
                                    device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
                                    torch_version=str(torch.__version__)))
+
+    def check_deterministic(self, model: torch.nn.Module, inputs: list[object], native: list[torch.Tensor]) -> None:
+        """A second run on the same inputs agrees with the first, or no answer can be held to the reference."""
+        for i, (first, again) in enumerate(zip(native, as_outputs(model(*inputs)))):
+            atol, rtol = tolerance(first.dtype, self.job["tol"])
+            same = first.shape == again.shape and (
+                torch.allclose(first, again, atol=atol, rtol=rtol, equal_nan=True) if first.is_floating_point()
+                else torch.equal(first, again))
+            if not same:
+                raise TaskError(f"task {Path(self.job['task_path']).name} is non-deterministic: output {i} differs "
+                                "between two runs on the same inputs")
 
     def baselines(self, model: torch.nn.Module) -> None:
         """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.

@@ -166,7 +166,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/forge_task_error.py": "tampering",
     "cpu/forge_trial_unknown_seed.py": "tampering",
     # 3 against the input rotation: answers cached per input set, rescaled (matmul is linear); the
-    # inputs' random power leaves the cache no hits, so only the honest kernel's time remains
+    # inputs' random curve leaves the cache no hits, so only the honest kernel's time remains
     "cpu/cache_and_rescale_linear": NO_GAIN,
     # red-team round B: ATen's CPU kernels called from C++ below the dispatcher; numpy on ctypes views
     # of tensor memory; the audit's code objects swapped (identities kept); a FIFO named on the channel
