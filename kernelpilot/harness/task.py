@@ -64,9 +64,18 @@ def load_task_module(path: Path) -> ModuleType:
 
 
 def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
-    """The task's inputs for `seed`, on `device`: the same values in every process that asks."""
+    """The task's inputs for `seed`, on `device`: the same values in every process that asks.
+
+    Made on the device itself where the task's code allows it: gigabytes of inputs made on the host and
+    copied over cost seconds each time, on the GPU milliseconds.
+    """
     torch.manual_seed(seed)
-    inputs = task.get_inputs()
+    try:
+        with torch.device(device):
+            inputs = task.get_inputs()
+    except Exception:  # code that needs host tensors (numpy, say) makes them on the host, as it always did
+        torch.manual_seed(seed)
+        inputs = task.get_inputs()
     if inputs is None or isinstance(inputs, (torch.Tensor, dict, str, bytes)):
         raise TaskError(f"get_inputs() returns {type(inputs).__name__}, not a list of forward's arguments")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]

@@ -48,6 +48,7 @@ from kernelpilot.harness.messages import (
     Trial,
 )
 from kernelpilot.harness.protocol import CHECK_SAMPLES
+from kernelpilot.harness.slices import aligned_slices, max_abs_difference
 from kernelpilot.harness.task import import_file, load_task_module, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 from kernelpilot.harness.verify import comparison_dtype, tolerance
@@ -95,10 +96,14 @@ def refill(buffers: list[object], fresh: list[object]) -> list[object]:
 
 
 def checksum(inputs: list[object]) -> list[float]:
-    """Each input tensor's sum plus its sum of magnitudes, accumulated in float64 without a float64 copy."""
-    return [float(t.sum(dtype=torch.float64)) + float(torch.linalg.vector_norm(t, 1, dtype=torch.float64))
-            if t.is_floating_point() else float(t.double().sum()) + float(t.double().abs().sum())
-            for t in inputs if isinstance(t, torch.Tensor)]
+    """Each input tensor's sum plus its sum of magnitudes, accumulated in float64 slice by slice."""
+    return [sum(_slice_checksum(s) for (s,) in aligned_slices(t)) for t in inputs if isinstance(t, torch.Tensor)]
+
+
+def _slice_checksum(t: torch.Tensor) -> float:
+    if not t.is_floating_point():
+        t = t.double()
+    return float(t.sum(dtype=torch.float64)) + float(torch.linalg.vector_norm(t, 1, dtype=torch.float64))
 
 
 def reference_answer(seed: int, native: list[torch.Tensor], ref64: list[torch.Tensor],
@@ -112,8 +117,7 @@ def reference_answer(seed: int, native: list[torch.Tensor], ref64: list[torch.Te
         shapes=[tuple(out.shape) for out in native],
         strides=[tuple(out.stride()) for out in native],
         dense=[guards.is_dense(out) for out in native],
-        eager_max_err=[float(torch.sub(ref, out).abs_().nan_to_num_(0.0).max())
-                       if out.is_floating_point() and out.numel() and ref is not out else 0.0
+        eager_max_err=[max_abs_difference(ref, out) if out.is_floating_point() and ref is not out else 0.0
                        for out, ref in zip(native, ref64)],
         checksum=input_checksum,
     )
