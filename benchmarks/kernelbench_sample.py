@@ -5,10 +5,12 @@ own GPU work, cold and warm.
 
 KERNELBENCH_DIR is a checkout of ScalingIntelligence/KernelBench (its `KernelBench/level1..3` folders), or
 a folder of task files named like them; nothing of it is part of this project. Each task is evaluated
-twice with the reference itself as the candidate (`ModelNew = Model`) under `--policy mixed`: the first
-evaluation is cold (torch.compile measured), the second warm (its compile baseline cached, as every
-later candidate of a session finds it). The task's own GPU time is every forward the protocol runs, at
-the measured medians: references (native and float64, the latter counted as twice eager), trials,
+twice with the reference itself as the candidate (`ModelNew = Model`) under `--policy mixed`. Cold: a
+one-shot `kernelpilot eval` in a fresh process and cache (torch.compile measured). Warm: as a session's
+next candidate finds it, through the harness's API in this process, with the compile baseline cached
+and the worker started ahead (`start_worker`) and given `--think` seconds to come up, as it does while
+the agent thinks. The task's own GPU time is every forward the protocol runs, at the measured medians:
+references for the verify and post-timing seeds (native, and float64 counted as twice eager), trials,
 warm-up, timed, calibration and re-check runs of eager, torch.compile and the candidate.
 """
 
@@ -29,6 +31,10 @@ from rich.console import Console
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from kernelpilot.errors import KernelpilotError  # noqa: E402  (this checkout's harness)
+from kernelpilot.harness import EvalOptions, evaluate, start_worker  # noqa: E402
+
 TASK_NAME = re.compile(r"^(\d+)_.*\.py$")
 
 
@@ -54,7 +60,7 @@ def reference_candidate(task: Path, folder: Path) -> Path:
     return candidate
 
 
-def evaluate(task: Path, candidate: Path, device: str, cache: str) -> tuple[dict | None, float, str]:
+def evaluate_cold(task: Path, candidate: Path, device: str, cache: str) -> tuple[dict | None, float, str]:
     env = {**os.environ, "KERNELPILOT_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "kernelpilot", "eval", str(task), str(candidate), "--device",
@@ -66,12 +72,26 @@ def evaluate(task: Path, candidate: Path, device: str, cache: str) -> tuple[dict
     return json.loads(done.stdout), seconds, ""
 
 
-def task_gpu_seconds(result: dict) -> float:
-    """Every forward of the protocol at the measured medians (ms → s)."""
+def evaluate_warm(task: Path, candidate: Path, device: str, cache: str,
+                  think_s: float) -> tuple[dict | None, float, str]:
+    """The next candidate of a session: the worker started `think_s` seconds ahead, the baseline cached."""
+    os.environ["KERNELPILOT_CACHE_DIR"] = cache
+    worker = start_worker(device, {})
+    time.sleep(think_s)
+    started = time.perf_counter()
+    try:
+        result = evaluate(task, candidate, EvalOptions(device=device, policy="mixed", timeout_s=1200), worker=worker)
+    except KernelpilotError as error:
+        return None, time.perf_counter() - started, str(error)[:120]
+    return result.to_json(), time.perf_counter() - started, ""
+
+
+def task_work_seconds(result: dict) -> float:
+    """The task's own work: every forward of the protocol at the measured medians (ms → s)."""
     p, times = result["protocol"], result["times_ms"]
     eager, candidate = times["eager"] or 0.0, times["candidate"] or 0.0
     compiled = times["compile"] or 0.0
-    references = len(p["verify_seeds"]) + len(p["timing_seeds"]) + len(p["post_seeds"])
+    references = len(p["verify_seeds"]) + len(p["post_seeds"])  # each: native, float64 (as two)
     runs = p["warmup_runs"] + p["timed_runs"]
     forwards_ms = (references * 3 * eager + runs * (eager + candidate)
                    + p.get("clock_calibration_runs", 0) * eager
@@ -87,6 +107,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=8, help="every Nth task of each level")
     parser.add_argument("--tasks", default="", help="LEVEL_NUMBER names instead, e.g. 1_1,3_16")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--think", type=float, default=10.0, help="seconds the warm worker has to come up")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     chosen = {name for name in args.tasks.split(",") if name}
@@ -97,13 +118,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kernelbench-sample-") as scratch:
         for name, task in tasks_of(args.kernelbench, args.every, chosen):
             candidate, cache = reference_candidate(task, Path(scratch)), tempfile.mkdtemp(dir=scratch)
-            cold, cold_s, error = evaluate(task, candidate, args.device, cache)
-            warm, warm_s, error = evaluate(task, candidate, args.device, cache) if cold else (None, 0.0, error)
+            cold, cold_s, error = evaluate_cold(task, candidate, args.device, cache)
+            warm, warm_s, error = (evaluate_warm(task, candidate, args.device, cache, args.think) if cold
+                                   else (None, 0.0, error))
             if warm is None:
                 table.add_row(name, f"{cold_s:.1f}", "-", "-", "-", error or "failed", "")
                 rows.append({"task": name, "error": error})
                 continue
-            gpu_s = task_gpu_seconds(warm)
+            gpu_s = task_work_seconds(warm)
             verdict = ", ".join(v["check"] for v in warm["violations"]) or f"reward {warm['reward']}"
             phases = " ".join(f"{k} {v:.1f}" for k, v in warm["protocol"]["phase_seconds"].items()
                               if k != "worker_total")

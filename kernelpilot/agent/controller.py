@@ -41,7 +41,7 @@ from kernelpilot.agent.skills import find_skill
 from kernelpilot.agent.textproto import parse_tool_calls
 from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
-from kernelpilot.harness import EvalOptions, evaluate
+from kernelpilot.harness import EvalOptions, StartedWorker, discard_worker, evaluate, start_worker
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.session.events import (
     MANUAL_MODEL,
@@ -153,6 +153,8 @@ class SessionController:
         self._shell = settings.shell
         self._done = False
         self._history: list[SessionEvent] = []
+        self._next_worker: StartedWorker | None = None
+        """The next evaluation's worker, started ahead: it comes up while the agent (or the user) works."""
         if settings.resume or settings.read_only:
             self._reopen(settings)
         else:
@@ -283,12 +285,15 @@ class SessionController:
                 skill=self._skill_ref, model=self.model or MANUAL_MODEL,
                 sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
+        self._next_worker = start_worker(self.device, {})
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()
         except Exception as error:
             reason = f"error: {type(error).__name__}: {error}"
             raise
         finally:
+            if self._next_worker is not None:
+                discard_worker(self._next_worker)
             best = self.best()
             self._emit(SessionEnded(reason=reason, best_candidate_id=best.candidate_id if best else None,
                                     turns=self._turns, cost_usd=self._cost))
@@ -420,11 +425,14 @@ class SessionController:
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
         options = EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
+        worker, self._next_worker = self._next_worker, None
         try:
-            result = evaluate(self._workspace.task_copy, folder, options,
+            result = evaluate(self._workspace.task_copy, folder, options, worker=worker,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
             raise ToolError(f"not evaluated: {error}") from None
+        finally:
+            self._next_worker = start_worker(self.device, options.env)
         self._workspace.attach_result(commit, result)
         record = CandidateRecord(candidate_id, commit, result)
         with self._lock:

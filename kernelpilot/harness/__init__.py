@@ -10,10 +10,16 @@ Imports torch alone (no textual / litellm / git), so it runs on GPU workers and 
 degenerate or non-deterministic outputs) and `CandidateError` for a path that is no candidate;
 everything that goes wrong with the candidate itself (build, crash, timeout, wrong answer, guard)
 is a verdict with reward −1.
+
+A caller that evaluates one candidate after another (a session, a bench task) starts the next worker
+ahead, while the agent thinks: `worker = start_worker("cuda", {})`, then `evaluate(..., worker=worker)`,
+and `discard_worker(worker)` for one that was never used.
 """
 
 from kernelpilot.harness.evaluation import evaluate
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
+from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
 
-__all__ = ["EvalOptions", "EvalResult", "KernelTime", "Mismatch", "OutputCheck", "Violation", "evaluate"]
+__all__ = ["EvalOptions", "EvalResult", "KernelTime", "Mismatch", "OutputCheck", "StartedWorker", "Violation",
+           "discard_worker", "evaluate", "start_worker"]

@@ -1,6 +1,7 @@
 """`evaluate()`: the evaluation protocol of DESIGN.md, top to bottom, judged in this (the parent) process.
 
-build (here) → worker: reference + baselines, then the candidate (sandboxed subprocess) → judge here:
+worker started (sandboxed subprocess; `worker_process`) → build (here) → worker: reference + baselines, then
+the candidate → judge here:
 correctness against float64, guards, timing, reward. The worker's process is never trusted with the
 verdict: it sends observations; comparisons, timing arithmetic and the reward happen here.
 """
@@ -14,15 +15,10 @@ import random
 import secrets
 import shutil
 import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
 
 import torch
 
@@ -33,7 +29,6 @@ from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import check_task, judge
 from kernelpilot.harness.messages import Done, Imported, Phase, Ready, Returned, TimedRun, Timing
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
-from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
@@ -47,12 +42,21 @@ from kernelpilot.harness.protocol import (
     EvalOptions,
 )
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.harness.sandbox import isolation_kind, sandboxed, scrubbed_env
+from kernelpilot.harness.sandbox import isolation_kind, sandboxed
 from kernelpilot.harness.task import Candidate, check_task_file, locate_candidate, sha256_file
+from kernelpilot.harness.worker_process import (
+    StartedWorker,
+    compiling,
+    death_signal,
+    discard_worker,
+    start_worker,
+    stop_worker,
+    worker_env,
+    worker_pid,
+)
 
 LogSink = Callable[[str], None]
-SCRATCH_SHM_MIN_FREE = 4 << 30
-SCRATCH_PREFIX = "kernelpilot-eval-"
+POLL_S = 0.5
 
 PHASE_LIMITS = {"start": "setup", "setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
 """Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
@@ -66,40 +70,6 @@ def device_identity(device: str) -> str:
     except (OSError, StopIteration):
         model = "cpu"
     return f"{model} x{os.cpu_count()}"
-
-
-WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
-"""Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch."""
-
-
-def scratch_parent() -> str | None:
-    """Shared memory when there is room: reference answers and outputs pass through here."""
-    try:
-        usage = shutil.disk_usage("/dev/shm")
-    except OSError:
-        return None
-    return "/dev/shm" if usage.free > SCRATCH_SHM_MIN_FREE and os.access("/dev/shm", os.W_OK) else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def remove_orphaned_scratch(parent: str | None) -> None:
-    """Scratch folders left by evaluations whose process was killed (kill -9 skips every cleanup).
-
-    They hold reference answers and outputs, in /dev/shm where there is room: memory, not disk.
-    """
-    for folder in Path(parent or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
-        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def check_options(options: EvalOptions) -> None:
@@ -145,18 +115,23 @@ class Run:
 
 
 def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = EvalOptions(),
-             on_log: LogSink | None = None) -> EvalResult:
-    """Evaluate `candidate` against `task`. Raises `TaskError` / `CandidateError` / `UsageError` for unusable input."""
+             on_log: LogSink | None = None, worker: StartedWorker | None = None) -> EvalResult:
+    """Evaluate `candidate` against `task`. Raises `TaskError` / `CandidateError` / `UsageError` for unusable input.
+
+    `worker`, from `start_worker` ahead of time, is used if it suits `options` (and stopped either way);
+    otherwise a worker starts here, to come up while the kernels build.
+    """
     check_options(options)
     task_path = Path(task).resolve()
     check_task_file(task_path)
     located = locate_candidate(Path(candidate).resolve())
     log = on_log or (lambda line: None)
-    parent = scratch_parent()
-    remove_orphaned_scratch(parent)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
+    if worker is None or not worker.suits(options.device, options.env):
+        if worker is not None:
+            discard_worker(worker)
+        worker = start_worker(options.device, options.env)
     try:
-        private_task = scratch / "task" / task_path.name
+        private_task = worker.scratch / "task" / task_path.name
         private_task.parent.mkdir()
         shutil.copyfile(task_path, private_task)
         private_task.chmod(0o444)
@@ -168,14 +143,14 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             "factor_seed": secrets.randbelow(2**31),
             "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
         }
-        run = Run(private_task, located, options, scratch, sha256_file(task_path), task_path.stat().st_size,
+        run = Run(private_task, located, options, worker.scratch, sha256_file(task_path), task_path.stat().st_size,
                   device_identity(options.device), seeds)
-        return _evaluate(run, task_path, log)
+        return _evaluate(run, worker, task_path, log)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        discard_worker(worker)
 
 
-def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
+def _evaluate(run: Run, worker: StartedWorker, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
     observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
                                 clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol)
@@ -199,7 +174,7 @@ def _evaluate(run: Run, original_task: Path, log: LogSink) -> EvalResult:
         else:
             modes_to_measure.append(mode)
 
-    _run_worker(run, observations, modes_to_measure, log)
+    _run_worker(run, worker, observations, modes_to_measure, log)
     observations.reference_file_changed = any(_changed(path, run) for path in (original_task, run.task))
     for mode, samples in observations.compile.items():
         if mode in modes_to_measure and "error" not in samples:
@@ -235,7 +210,7 @@ def _with_ncu_metrics(run: Run, result: EvalResult, log: LogSink) -> EvalResult:
                "init_seed": run.seeds["init_seed"], "seed": run.seeds["verify_seeds"][0]}
         cmd = sandboxed(ncu.command(job), writable=[run.scratch], proc_read_only=False)
         try:
-            metrics = ncu.run(cmd, _worker_env(run), run.options.timeout_s)
+            metrics = ncu.run(cmd, worker_env(run.scratch, "cuda", run.options.env), run.options.timeout_s)
             status = "ok"
         except ncu.NcuError as error:
             status = f"failed: {error}"
@@ -283,49 +258,17 @@ def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: by
     }
 
 
-def _worker_env(run: Run) -> dict[str, str]:
-    """The worker's caches are its own: a torch extensions folder shared between evaluations let one
-    candidate leave a stale lock or a swapped binary under another's extension name."""
-    return scrubbed_env({
-        "KERNELPILOT_CACHE_DIR": str(run.scratch / "cache"),
-        "KERNELPILOT_SHARED_CACHE": str(cache_root()),
-        **run.options.env,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "OMP_WAIT_POLICY": "PASSIVE",
-        "TORCH_EXTENSIONS_DIR": str(run.scratch / "torch_extensions"),
-        "TORCHINDUCTOR_CACHE_DIR": str(run.scratch / "inductor"),
-        "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool: its timer thread and processes
-        # would outlive the baseline into the candidate's phase (an extra thread, CPU load while timing)
-        "TRITON_CACHE_DIR": str(run.scratch / "triton"),
-        "TMPDIR": str(run.scratch / "tmp"),
-        "PYTHONPATH": os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]),
-                                                    os.environ.get("PYTHONPATH", "")] if p),
-    })
-
-
-def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str], log: LogSink) -> None:
-    """Start the worker, feed its messages to `observations`, enforce each phase's time limit."""
-    options = run.options
-    (run.scratch / "tmp").mkdir(exist_ok=True)
-    read_fd, write_fd = os.pipe()
-    # CUDA's driver needs a writable /proc to start; the parent's wall clock bounds every time there
-    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[run.scratch],
-                    proc_read_only=options.device != "cuda")
-    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               pass_fds=(write_fd,), env=_worker_env(run), start_new_session=True)
-    os.close(write_fd)
-    output = OutputTail(process.stdout)
-    output.start()
-    assert process.stdin is not None
+def _run_worker(run: Run, worker: StartedWorker, observations: Observations, modes_to_measure: list[str],
+                log: LogSink) -> None:
+    """Give the worker its job, feed its messages to `observations`, enforce each phase's time limit."""
+    options, process = run.options, worker.process
     channel_key = secrets.token_bytes(32)
-    process.stdin.write(json.dumps(_job(run, modes_to_measure, write_fd, channel_key)).encode() + b"\n")
-    process.stdin.flush()
-    channel = ParentChannel(read_fd, run.scratch, channel_key)
+    worker.send_line(json.dumps(_job(run, modes_to_measure, worker.channel_fd, channel_key)).encode())
+    channel = ParentChannel(worker.channel_read_fd, run.scratch, channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = last_poll = budget_started
-    worker_pid: int | None = None
+    python_pid: int | None = None
     import_idle_s = 0.0  # import time with no compiler running: held to --timeout (a loop at import is no build)
     try:
         while True:
@@ -335,7 +278,7 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                                            observations.message_limit(phase))
             except TimeoutError:
                 now = time.monotonic()
-                if budget == "build" and not _compiling(process.pid):
+                if budget == "build" and not compiling(process.pid):
                     import_idle_s += now - last_poll
                 last_poll = now
                 if now < budget_started + limits[budget] and import_idle_s < options.timeout_s:
@@ -349,9 +292,9 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             if received is None:
                 break
             message = received.message
-            if worker_pid is None:
-                worker_pid = _worker_pid(process.pid)
-                observations.worker_cores = len(os.sched_getaffinity(worker_pid)) if worker_pid else 1
+            if python_pid is None:
+                python_pid = worker_pid(process.pid)
+                observations.worker_cores = len(os.sched_getaffinity(python_pid)) if python_pid else 1
             if isinstance(message, Phase) and observations.moves_on(phase, message.name):
                 if PHASE_LIMITS.get(message.name) != PHASE_LIMITS.get(phase):
                     budget_started = time.monotonic()
@@ -379,18 +322,18 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
                 continue
             match message:
                 case Phase(name="import") if phase == "import":
-                    _send_line(process, {"import": True})  # every earlier message is read and deleted
+                    worker.send_line(json.dumps({"import": True}).encode())  # every earlier message is read and deleted
                 case Imported():
-                    _send_line(process, _candidate_job(run))
+                    worker.send_line(json.dumps(_candidate_job(run)).encode())
                 case Ready():  # CPU only
-                    observations.go(phase, message, guards.cpu_time(worker_pid) if worker_pid else None)
-                    _send_line(process, {})
+                    observations.go(phase, message, guards.cpu_time(python_pid) if python_pid else None)
+                    worker.send_line(json.dumps({}).encode())
                 case Returned():  # CPU only
-                    observations.returned(phase, message, guards.cpu_time(worker_pid) if worker_pid else None)
-                    _send_line(process, {})
+                    observations.returned(phase, message, guards.cpu_time(python_pid) if python_pid else None)
+                    worker.send_line(json.dumps({}).encode())
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
-                    _send_line(process, observations.answer_timed_run(
-                        phase, message, received.received_at, run.seeds["check_seeds"]))
+                    worker.send_line(json.dumps(observations.answer_timed_run(
+                        phase, message, received.received_at, run.seeds["check_seeds"])).encode())
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():
                     process.stdin.close()
@@ -399,59 +342,19 @@ def _run_worker(run: Run, observations: Observations, modes_to_measure: list[str
             process.stdin.close()
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
-        _stop(process)
-        os.close(read_fd)
-        output.join(timeout=2)
-    observations.worker_output = "\n".join(line for line in output.text().splitlines()[-40:]
+        stop_worker(worker)
+    observations.worker_output = "\n".join(line for line in worker.output.text().splitlines()[-40:]
                                            if not line.startswith("USDT:"))
     if observations.finished or observations.error:
         return
     whose = "the task's" if phase in TRUSTED_PHASES else "the candidate's"  # no candidate code ran before import
-    if (signum := _death_signal(process.returncode)) == signal.SIGKILL:
+    if (signum := death_signal(process.returncode)) == signal.SIGKILL:
         observations.fail(phase, f"{whose} process was killed (SIGKILL) during {phase}: out of memory, most likely "
                                  "(the kernel's OOM killer takes it first)")
     elif signum:
         observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
-
-
-class OutputTail(threading.Thread):
-    """Drains the worker's stdout and stderr and keeps only their end: a candidate that prints without
-    end fills neither the disk nor the judge's memory, and never blocks on a full pipe."""
-
-    KEEP_BYTES = 64 * 1024
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        super().__init__(daemon=True)
-        self._stream = stream
-        self._tail = bytearray()
-
-    def run(self) -> None:
-        while chunk := self._stream.read1(1 << 16):
-            self._tail += chunk
-            del self._tail[:-self.KEEP_BYTES]
-        self._stream.close()
-
-    def text(self) -> str:
-        return self._tail.decode(errors="replace")
-
-
-COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",
-                       "fatbinary", "nvlink", "cudafe++"})
-POLL_S = 0.5
-
-
-def _worker_pid(root: int) -> int | None:
-    """The worker's Python process below the sandbox's own (bwrap, unshare, a shell): whose CPU time counts."""
-    pythons = [pid for pid, name in guards.descendants(root).items() if name.startswith("python")]
-    return min(pythons) if pythons else None
-
-
-def _compiling(root: int) -> bool:
-    """Whether a compiler runs below process `root` (load_inline building at import): the import's
-    time is held to --timeout, its compiler's to --build-timeout."""
-    return any(name in COMPILERS for name in guards.descendants(root).values())
 
 
 def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
@@ -470,29 +373,3 @@ def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
     for path, readable in linked.mapped_libraries(processes).items():
         if path not in observations.linked:
             observations.linked[path] = () if phase == "import" else linked.linked_findings(path, readable)
-
-
-def _death_signal(returncode: int) -> int | None:
-    """The signal that ended the worker: negative from Popen, 128 + n through bwrap's init."""
-    signum = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 128 + 65 else None
-    return signum if signum in signal.valid_signals() else None
-
-
-def _send_line(process: subprocess.Popen, data: dict) -> None:
-    try:
-        process.stdin.write(json.dumps(data).encode() + b"\n")
-        process.stdin.flush()
-    except BrokenPipeError:  # the worker is gone; its exit is judged with the rest
-        pass
-
-
-def _stop(process: subprocess.Popen) -> None:
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait()
-

@@ -511,7 +511,12 @@ class Worker:
 
 def main() -> None:
     guards.adopt_orphans()
-    job = json.loads(sys.stdin.readline())
+    if os.environ.get("KERNELPILOT_WORKER_DEVICE") == "cuda":
+        torch.zeros(1, device="cuda")  # the device's context, made while the judge waits for the candidate
+    line = sys.stdin.readline()
+    if not line:  # stopped before any job came
+        os._exit(0)
+    job = json.loads(line)
     channel = WorkerChannel(job["channel_fd"], Path(job["scratch"]), bytes.fromhex(job.pop("channel_key")))
     worker = Worker(job, channel)
     try:

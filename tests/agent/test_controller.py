@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
 from agent_helpers import TASK, write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.commands.optimize import settings_from
+from kernelpilot.harness import guards
+from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent
 from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall, ToolResult
 
 
@@ -81,3 +86,15 @@ def test_a_tampered_task_copy_is_not_evaluated(tmp_path):
     (result,) = [e for e in events if isinstance(e, ToolResult) and e.name == "evaluate"]
     assert not result.ok and "task.py no longer matches" in result.output
     assert controller.candidates() == []
+
+
+def test_the_worker_started_ahead_is_gone_when_the_session_ends(tmp_path):
+    """The next evaluation's worker comes up while the agent works; a session that ends leaves none behind."""
+    path = write_transcript(tmp_path, ("", [("done", {})]))
+    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                                   sessions_root=tmp_path), lambda event: None)
+    scratch_root = Path(scratch_parent() or tempfile.gettempdir())
+    folders, processes = set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")), guards.descendants(os.getpid())
+    assert controller.run().reason == "done"
+    assert set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")) == folders
+    assert guards.descendants(os.getpid()).keys() <= processes.keys()

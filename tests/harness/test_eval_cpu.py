@@ -8,14 +8,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 import kernelpilot as kernelpilot_package
-from kernelpilot.harness import EvalOptions, evaluate
-from kernelpilot.harness.evaluation import SCRATCH_PREFIX, scratch_parent
+from kernelpilot.harness import EvalOptions, evaluate, guards, start_worker
 from kernelpilot.harness.sandbox import unshare_form
+from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent, worker_pid
 
 CASES = Path(__file__).parent / "cases"
 TASK = CASES / "relu_scale.py"
@@ -197,3 +198,32 @@ def test_batchnorm_is_judged_with_batch_statistics_as_kernelbench_runs_it():
     result = evaluate(CASES / "batchnorm.py", CASES / "batchnorm_stats", CPU)
     assert result.built and result.correct and not result.violations, (result.error, result.violations)
     assert result.protocol["model_mode"] == "training"
+
+
+def _come_up(worker) -> None:
+    """Wait until the worker started ahead idles at its job's line (its CPU time stops growing)."""
+    pid, last = None, None
+    for _ in range(240):
+        pid = pid or worker_pid(worker.process.pid)
+        used = guards.cpu_time(pid) if pid else None
+        if used is not None and used == last:
+            return
+        last = used
+        time.sleep(0.5)
+    raise AssertionError("the worker did not come up in 2 minutes")
+
+
+def test_a_worker_started_ahead_is_ready_when_the_candidate_comes():
+    worker = start_worker("cpu", {})
+    _come_up(worker)
+    result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
+    assert result.correct and result.reward >= 1, (result.error, result.violations)
+    assert result.protocol["phase_seconds"]["start"] < 1.0, "torch was imported before the job came"
+    assert worker.process.poll() is not None and not worker.scratch.exists()
+
+
+def test_a_worker_started_for_other_options_is_discarded_not_used():
+    worker = start_worker("cpu", {"KERNELPILOT_TEST_MARK": "other"})
+    result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
+    assert result.correct, result.error
+    assert worker.process.poll() is not None and not worker.scratch.exists()

@@ -1,0 +1,194 @@
+"""The judge's handle on a worker: a sandboxed process started before its candidate is known.
+
+Its interpreter, torch and the device's context come up while the candidate's kernels build, or, started
+ahead (`start_worker` between evaluations), while the agent thinks: an evaluation then begins with a
+worker that is ready. It waits for its job on stdin and runs nothing of anyone's before that.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from kernelpilot.harness import guards
+from kernelpilot.harness.paths import cache_root
+from kernelpilot.harness.sandbox import sandboxed, scrubbed_env
+
+WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
+"""Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch."""
+SCRATCH_SHM_MIN_FREE = 4 << 30
+SCRATCH_PREFIX = "kernelpilot-eval-"
+COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",
+                       "fatbinary", "nvlink", "cudafe++"})
+
+
+def scratch_parent() -> str | None:
+    """Shared memory when there is room: reference answers and outputs pass through here."""
+    try:
+        usage = shutil.disk_usage("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if usage.free > SCRATCH_SHM_MIN_FREE and os.access("/dev/shm", os.W_OK) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_orphaned_scratch(parent: str | None) -> None:
+    """Scratch folders left by evaluations whose process was killed (kill -9 skips every cleanup).
+
+    They hold reference answers and outputs, in /dev/shm where there is room: memory, not disk.
+    """
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def worker_env(scratch: Path, device: str, extra: dict[str, str]) -> dict[str, str]:
+    """The worker's caches are its own: a torch extensions folder shared between evaluations let one
+    candidate leave a stale lock or a swapped binary under another's extension name."""
+    return scrubbed_env({
+        "KERNELPILOT_CACHE_DIR": str(scratch / "cache"),
+        "KERNELPILOT_SHARED_CACHE": str(cache_root()),
+        **extra,
+        "KERNELPILOT_WORKER_DEVICE": device,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "TORCH_EXTENSIONS_DIR": str(scratch / "torch_extensions"),
+        "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool: its timer thread and processes
+        # would outlive the baseline into the candidate's phase (an extra thread, CPU load while timing)
+        "TRITON_CACHE_DIR": str(scratch / "triton"),
+        "TMPDIR": str(scratch / "tmp"),
+        "PYTHONPATH": os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]),
+                                                    os.environ.get("PYTHONPATH", "")] if p),
+    })
+
+
+class OutputTail(threading.Thread):
+    """Drains the worker's stdout and stderr and keeps only their end: a candidate that prints without
+    end fills neither the disk nor the judge's memory, and never blocks on a full pipe."""
+
+    KEEP_BYTES = 64 * 1024
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self._stream = stream
+        self._tail = bytearray()
+
+    def run(self) -> None:
+        while chunk := self._stream.read1(1 << 16):
+            self._tail += chunk
+            del self._tail[:-self.KEEP_BYTES]
+        self._stream.close()
+
+    def text(self) -> str:
+        return self._tail.decode(errors="replace")
+
+
+@dataclass
+class StartedWorker:
+    """A worker process waiting for its job, with its private scratch folder and its end of the channel."""
+
+    process: subprocess.Popen
+    output: OutputTail
+    channel_fd: int
+    """The channel's write end, by the number the worker knows it."""
+    channel_read_fd: int
+    scratch: Path
+    device: str
+    env: dict[str, str]
+    started_at: float
+
+    def suits(self, device: str, env: dict[str, str]) -> bool:
+        return self.device == device and self.env == env and self.process.poll() is None
+
+    def send_line(self, line: bytes) -> None:
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(line + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):  # the worker is gone (its exit is judged with the rest)
+            pass
+
+
+def start_worker(device: str, env: dict[str, str]) -> StartedWorker:
+    """A fresh sandboxed worker in a fresh scratch folder, coming up in the background."""
+    parent = scratch_parent()
+    remove_orphaned_scratch(parent)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
+    (scratch / "tmp").mkdir()
+    read_fd, write_fd = os.pipe()
+    # CUDA's driver needs a writable /proc to start; the parent's wall clock bounds every time there
+    cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[scratch], proc_read_only=device != "cuda")
+    process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               pass_fds=(write_fd,), env=worker_env(scratch, device, env), start_new_session=True)
+    os.close(write_fd)
+    output = OutputTail(process.stdout)
+    output.start()
+    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env), time.monotonic())
+
+
+def stop_worker(worker: StartedWorker) -> None:
+    """The worker ended (at once if it still runs) and its channel closed; its scratch folder stays, for
+    the verdict to read."""
+    if worker.process.stdin is not None and not worker.process.stdin.closed:
+        try:
+            worker.process.stdin.close()
+        except BrokenPipeError:
+            pass
+    try:
+        worker.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(worker.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        worker.process.wait()
+    try:
+        os.close(worker.channel_read_fd)
+    except OSError:
+        pass
+    worker.output.join(timeout=2)
+
+
+def discard_worker(worker: StartedWorker) -> None:
+    """The worker stopped and its scratch folder gone."""
+    stop_worker(worker)
+    shutil.rmtree(worker.scratch, ignore_errors=True)
+
+
+def worker_pid(root: int) -> int | None:
+    """The worker's Python process below the sandbox's own (bwrap, unshare, a shell): whose CPU time counts."""
+    pythons = [pid for pid, name in guards.descendants(root).items() if name.startswith("python")]
+    return min(pythons) if pythons else None
+
+
+def compiling(root: int) -> bool:
+    """Whether a compiler runs below process `root` (load_inline building at import): the import's
+    time is held to --timeout, its compiler's to --build-timeout."""
+    return any(name in COMPILERS for name in guards.descendants(root).values())
+
+
+def death_signal(returncode: int) -> int | None:
+    """The signal that ended the worker: negative from Popen, 128 + n through bwrap's init."""
+    signum = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 128 + 65 else None
+    return signum if signum in signal.valid_signals() else None
