@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import torch
 
-SLICE_ELEMENTS = 1 << 18
+SLICE_ELEMENTS = 1 << 16
 
 
 def aligned_slices(*tensors: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 
 import torch
 
-from kernelpilot.harness.slices import aligned_slices
-
 _perf_counter = time.perf_counter
 
 LAUNCH_COVER_CYCLES = 2_000_000
@@ -85,13 +83,13 @@ class CacheFlusher:
 
 class FreshInputs:
     """Every call sees values it has never seen: each element x of an input set becomes
-    factor · x · (1 + c · u / (1 + u)), u = (x / rms)², for a new random factor and c per run.
+    x · (1 + c / (1 + u)), u = (x / rms)², for a new random c per run.
 
     Rotating a few fixed sets lets an answer table keyed on input values hit on almost every timed
     run (hack 16), and a factor alone does not stop it where the task is linear (a matmul's cached
-    answer times the factor is right); the curve does. It keeps signs, zeros, order (it rises
-    everywhere) and the magnitudes within a quarter, so the work is the same; on the CPU it runs slice by
-    slice, about one pass over memory. The same sets and `seed` give the
+    answer times the factor is right); the curve does: small values are scaled by up to 1 + c, large
+    ones barely. It keeps signs, zeros, order (it rises everywhere for |c| < 1) and the magnitudes within
+    a quarter, so the work is the same, and costs two elementwise ops. The same sets and `seed` give the
     same inputs run for run: eager's answers on them are the references that a timed run of the
     candidate is checked against.
     """
@@ -108,9 +106,8 @@ class FreshInputs:
 
     def scaled(self, i: int) -> Sequence[object]:
         """The inputs of run `i`: set `i` modulo the sets, through this run's curve, in the same buffers."""
-        bend, factor, sign = (float(v) for v in torch.rand(3, generator=self._generator))
+        bend, sign = (float(v) for v in torch.rand(2, generator=self._generator))
         bend = (0.1 + 0.15 * bend) * (1.0 if sign < 0.5 else -1.0)  # never near zero: never near linear
-        factor = 0.75 + 0.5 * factor
         k = i % len(self._bases)
         args = []
         for buffer, base, inverse in zip(self._work, self._bases[k], self._inverse_square_rms[k]):
@@ -120,9 +117,8 @@ class FreshInputs:
             if buffer.shape != base.shape:  # a task whose sets differ in shape
                 buffer = torch.empty_like(base)
             one = torch.ones((), dtype=base.dtype, device=base.device)
-            for into, x in aligned_slices(buffer, base):
-                torch.addcmul(one, x, x, value=inverse, out=into)  # 1 + u
-                into.reciprocal_().mul_(-bend * factor).add_((1.0 + bend) * factor).mul_(x)
+            torch.addcmul(one, base, base, value=inverse, out=buffer)  # 1 + u
+            torch.addcdiv(base, base, buffer, value=bend, out=buffer)
             args.append(buffer)
         return args
 
