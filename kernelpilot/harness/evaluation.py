@@ -121,10 +121,15 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
     `worker`, from `start_worker` ahead of time, is used if it suits `options` (and stopped either way);
     otherwise a worker starts here, to come up while the kernels build.
     """
-    check_options(options)
-    task_path = Path(task).resolve()
-    check_task_file(task_path)
-    located = locate_candidate(Path(candidate).resolve())
+    try:
+        check_options(options)
+        task_path = Path(task).resolve()
+        check_task_file(task_path)
+        located = locate_candidate(Path(candidate).resolve())
+    except BaseException:  # the worker was handed over: it goes with the unusable input
+        if worker is not None:
+            discard_worker(worker)
+        raise
     log = on_log or (lambda line: None)
     if worker is None or not worker.suits(options.device, options.env):
         if worker is not None:

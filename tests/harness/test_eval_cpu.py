@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import kernelpilot as kernelpilot_package
+from kernelpilot.errors import CandidateError
 from kernelpilot.harness import EvalOptions, evaluate, guards, start_worker
 from kernelpilot.harness.sandbox import unshare_form
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent, worker_pid
@@ -226,4 +227,11 @@ def test_a_worker_started_for_other_options_is_discarded_not_used():
     worker = start_worker("cpu", {"KERNELPILOT_TEST_MARK": "other"})
     result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
     assert result.correct, result.error
+    assert worker.process.poll() is not None and not worker.scratch.exists()
+
+
+def test_a_worker_handed_over_with_unusable_input_is_discarded(tmp_path):
+    worker = start_worker("cpu", {})
+    with pytest.raises(CandidateError):
+        evaluate(SMALL, tmp_path / "no_such_candidate.py", CPU, worker=worker)
     assert worker.process.poll() is not None and not worker.scratch.exists()
