@@ -60,11 +60,12 @@ def reference_candidate(task: Path, folder: Path) -> Path:
     return candidate
 
 
-def evaluate_cold(task: Path, candidate: Path, device: str, cache: str) -> tuple[dict | None, float, str]:
+def evaluate_cold(task: Path, candidate: Path, options: EvalOptions, cache: str) -> tuple[dict | None, float, str]:
+    """A user's one-shot `kernelpilot eval`, in a process of its own, with `cache`."""
     env = {**os.environ, "KERNELPILOT_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "kernelpilot", "eval", str(task), str(candidate), "--device",
-                           device, "--policy", "mixed", "--json", "--timeout", "1200"],
+                           options.device, "--policy", options.policy, "--json", "--timeout", str(options.timeout_s)],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     seconds = time.perf_counter() - started
     if done.returncode != 0 or not done.stdout.strip():
@@ -72,15 +73,15 @@ def evaluate_cold(task: Path, candidate: Path, device: str, cache: str) -> tuple
     return json.loads(done.stdout), seconds, ""
 
 
-def evaluate_warm(task: Path, candidate: Path, device: str, cache: str,
+def evaluate_warm(task: Path, candidate: Path, options: EvalOptions, cache: str,
                   think_s: float) -> tuple[dict | None, float, str]:
     """The next candidate of a session: the worker started `think_s` seconds ahead, the baseline cached."""
     os.environ["KERNELPILOT_CACHE_DIR"] = cache
-    worker = start_worker(device, {})
+    worker = start_worker(options)
     time.sleep(think_s)
     started = time.perf_counter()
     try:
-        result = evaluate(task, candidate, EvalOptions(device=device, policy="mixed", timeout_s=1200), worker=worker)
+        result = evaluate(task, candidate, options, worker=worker)
     except KernelpilotError as error:
         return None, time.perf_counter() - started, str(error)[:120]
     return result.to_json(), time.perf_counter() - started, ""
@@ -111,6 +112,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     chosen = {name for name in args.tasks.split(",") if name}
+    options = EvalOptions(device=args.device, policy="mixed", timeout_s=1200)
     table = Table(title=f"KernelBench at shipped sizes, reference as candidate, --policy mixed ({args.device})")
     for column in ("task", "cold s", "warm s", "task GPU s", "warm − GPU s", "verdict", "phases (warm)"):
         table.add_column(column, justify="left" if column in ("task", "verdict", "phases (warm)") else "right")
@@ -118,8 +120,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kernelbench-sample-") as scratch:
         for name, task in tasks_of(args.kernelbench, args.every, chosen):
             candidate, cache = reference_candidate(task, Path(scratch)), tempfile.mkdtemp(dir=scratch)
-            cold, cold_s, error = evaluate_cold(task, candidate, args.device, cache)
-            warm, warm_s, error = (evaluate_warm(task, candidate, args.device, cache, args.think) if cold
+            cold, cold_s, error = evaluate_cold(task, candidate, options, cache)
+            warm, warm_s, error = (evaluate_warm(task, candidate, options, cache, args.think) if cold
                                    else (None, 0.0, error))
             if warm is None:
                 table.add_row(name, f"{cold_s:.1f}", "-", "-", "-", error or "failed", "")

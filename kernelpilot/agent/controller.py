@@ -285,7 +285,7 @@ class SessionController:
                 skill=self._skill_ref, model=self.model or MANUAL_MODEL,
                 sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
-        self._next_worker = start_worker(self.device, {})
+        self._next_worker = start_worker(self._eval_options())
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()
         except Exception as error:
@@ -412,6 +412,9 @@ class SessionController:
             self._shell = self._shell.allowing(command)
         return "deny" if answer == "deny" else "allow"
 
+    def _eval_options(self) -> EvalOptions:
+        return EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
+
     def _evaluate_candidate(self) -> CandidateRecord:
         """Commit the workspace as the next candidate, evaluate exactly that commit, attach the result."""
         if not (self.workspace_dir / MODEL_FILE).is_file():
@@ -424,7 +427,7 @@ class SessionController:
         folder = self.session_dir / "candidates" / str(candidate_id)
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
-        options = EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
+        options = self._eval_options()
         worker, self._next_worker = self._next_worker, None
         try:
             result = evaluate(self._workspace.task_copy, folder, options, worker=worker,
@@ -432,7 +435,7 @@ class SessionController:
         except KernelpilotError as error:
             raise ToolError(f"not evaluated: {error}") from None
         finally:
-            self._next_worker = start_worker(self.device, options.env)
+            self._next_worker = start_worker(options)
         self._workspace.attach_result(commit, result)
         record = CandidateRecord(candidate_id, commit, result)
         with self._lock:

@@ -12,7 +12,7 @@ everything that goes wrong with the candidate itself (build, crash, timeout, wro
 is a verdict with reward −1.
 
 A caller that evaluates one candidate after another (a session, a bench task) starts the next worker
-ahead, while the agent thinks: `worker = start_worker("cuda", {})`, then `evaluate(..., worker=worker)`,
+ahead, while the agent thinks: `worker = start_worker(options)`, then `evaluate(..., worker=worker)`,
 and `discard_worker(worker)` for one that was never used.
 """
 

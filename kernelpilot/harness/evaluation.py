@@ -8,7 +8,6 @@ verdict: it sends observations; comparisons, timing arithmetic and the reward ha
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -131,10 +130,10 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
             discard_worker(worker)
         raise
     log = on_log or (lambda line: None)
-    if worker is None or not worker.suits(options.device, options.env):
+    if worker is None or not worker.suits(options):
         if worker is not None:
             discard_worker(worker)
-        worker = start_worker(options.device, options.env)
+        worker = start_worker(options)
     try:
         private_task = worker.scratch / "task" / task_path.name
         private_task.parent.mkdir()
@@ -268,7 +267,7 @@ def _run_worker(run: Run, worker: StartedWorker, observations: Observations, mod
     """Give the worker its job, feed its messages to `observations`, enforce each phase's time limit."""
     options, process = run.options, worker.process
     channel_key = secrets.token_bytes(32)
-    worker.send_line(json.dumps(_job(run, modes_to_measure, worker.channel_fd, channel_key)).encode())
+    worker.send(_job(run, modes_to_measure, worker.channel_fd, channel_key))
     channel = ParentChannel(worker.channel_read_fd, run.scratch, channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
@@ -327,24 +326,22 @@ def _run_worker(run: Run, worker: StartedWorker, observations: Observations, mod
                 continue
             match message:
                 case Phase(name="import") if phase == "import":
-                    worker.send_line(json.dumps({"import": True}).encode())  # every earlier message is read and deleted
+                    worker.send({"import": True})  # every earlier message is read and deleted
                 case Imported():
-                    worker.send_line(json.dumps(_candidate_job(run)).encode())
+                    worker.send(_candidate_job(run))
                 case Ready():  # CPU only
                     observations.go(phase, message, guards.cpu_time(python_pid) if python_pid else None)
-                    worker.send_line(json.dumps({}).encode())
+                    worker.send({})
                 case Returned():  # CPU only
                     observations.returned(phase, message, guards.cpu_time(python_pid) if python_pid else None)
-                    worker.send_line(json.dumps({}).encode())
+                    worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
-                    worker.send_line(json.dumps(observations.answer_timed_run(
-                        phase, message, received.received_at, run.seeds["check_seeds"])).encode())
+                    worker.send(observations.answer_timed_run(phase, message, received.received_at,
+                                                              run.seeds["check_seeds"]))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():
                     process.stdin.close()
     finally:
-        if not process.stdin.closed:
-            process.stdin.close()
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
         stop_worker(worker)

@@ -11,15 +11,16 @@ SLICE_ELEMENTS = 1 << 16
 
 
 def aligned_slices(*tensors: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
-    """The same 1-D slice of each tensor, in turn. The tensors whole, once, where slices would not hold the
-    same elements of each (other shapes or layouts) or would not pay (a GPU's memory is fast enough)."""
-    first = tensors[0]
-    if first.device.type != "cpu" or any(t.shape != first.shape or not t.is_contiguous() for t in tensors):
+    """The same 1-D slice of each tensor, in turn (a 0-dim tensor, whole, beside each slice: it broadcasts).
+    The tensors whole, once, where slices would not hold the same elements of each (other shapes or
+    layouts) or would not pay (a GPU's memory is fast enough)."""
+    shaped = [t for t in tensors if t.dim()]
+    if (not shaped or shaped[0].device.type != "cpu"
+            or any(t.shape != shaped[0].shape or not t.is_contiguous() for t in shaped)):
         yield tensors
         return
-    flats = [t.view(-1) for t in tensors]
-    for start in range(0, first.numel(), SLICE_ELEMENTS):
-        yield tuple(flat[start:start + SLICE_ELEMENTS] for flat in flats)
+    for start in range(0, shaped[0].numel(), SLICE_ELEMENTS):
+        yield tuple(t.view(-1)[start:start + SLICE_ELEMENTS] if t.dim() else t for t in tensors)
 
 
 def max_abs_difference(a: torch.Tensor, b: torch.Tensor) -> float:

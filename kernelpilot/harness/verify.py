@@ -152,12 +152,13 @@ def _compute_dtype(actual: torch.Tensor) -> torch.dtype:
 
 
 def _within(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> tuple[float, float] | None:
-    """(max abs error, max rel error) where every element is finite and within tolerance, else None: one pass,
-    slice by slice, for the answers that are right; a wrong one is then described in full."""
+    """(max abs error, max rel error) where every element is finite and within atol + rtol·|expected|, else
+    None: one pass, slice by slice, for the answers that are right (a wrong one is then described in full).
+    `actual` may be a 0-dim tensor: every element held to one value."""
     compute = _compute_dtype(actual)
     max_abs = max_rel = 0.0
     for got, want in aligned_slices(actual, expected):
-        if not got.numel():
+        if not want.numel():
             continue
         got, want = got.to(compute), want.to(compute)
         diff = torch.sub(got, want).abs_()
@@ -226,12 +227,6 @@ def is_unwritten(actual: torch.Tensor, reference: Reference, index: int) -> bool
     return bool((marked & ~expected.isnan()).any())
 
 
-def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
-    """|a − b| ≤ atol + rtol·|b| everywhere (`a` may be a scalar tensor), with two output-sized temporaries."""
-    bound = b.float().abs().mul_(rtol).add_(atol)
-    return bool(((a.float() - b.float()).abs_() <= bound).all())
-
-
 def degenerate_reason(references: list[Reference], tol: float | None) -> str | None:
     """Why a task cannot tell a right answer from a trivial one, or None.
 
@@ -243,7 +238,7 @@ def degenerate_reason(references: list[Reference], tol: float | None) -> str | N
         if not out.is_floating_point() or out.numel() <= 1:  # one value (a loss) is judged across seeds only
             continue
         atol, rtol = tolerance(spec.dtype, tol)
-        if _close(out.mean(dtype=torch.float64).float(), out, atol, rtol):
+        if _within(out.mean(dtype=torch.float64).float(), out, atol, rtol) is not None:
             return f"output {i} is (nearly) constant: a constant passes the {atol:g} tolerance"
     if len(references) > 1 and all(
         _same_answer(other.expected[i], out, first.outputs[i].dtype, tol)

@@ -7,6 +7,7 @@ worker that is ready. It waits for its job on stdin and runs nothing of anyone's
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -14,13 +15,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from kernelpilot.harness import guards
 from kernelpilot.harness.paths import cache_root
+from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.sandbox import sandboxed, scrubbed_env
 
 WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
@@ -116,22 +117,25 @@ class StartedWorker:
     scratch: Path
     device: str
     env: dict[str, str]
-    started_at: float
 
-    def suits(self, device: str, env: dict[str, str]) -> bool:
-        return self.device == device and self.env == env and self.process.poll() is None
+    def suits(self, options: EvalOptions) -> bool:
+        """Started for the device and environment `options` ask for, and still alive."""
+        return self.device == options.device and self.env == options.env and self.process.poll() is None
 
-    def send_line(self, line: bytes) -> None:
+    def send(self, data: dict) -> None:
+        """One line of JSON on the worker's stdin."""
         try:
             assert self.process.stdin is not None
-            self.process.stdin.write(line + b"\n")
+            self.process.stdin.write(json.dumps(data).encode() + b"\n")
             self.process.stdin.flush()
-        except (BrokenPipeError, ValueError):  # the worker is gone (its exit is judged with the rest)
+        except BrokenPipeError:  # the worker is gone; its exit is judged with the rest
             pass
 
 
-def start_worker(device: str, env: dict[str, str]) -> StartedWorker:
-    """A fresh sandboxed worker in a fresh scratch folder, coming up in the background."""
+def start_worker(options: EvalOptions) -> StartedWorker:
+    """A fresh sandboxed worker for `options`' device and environment, in a fresh scratch folder, coming up
+    in the background."""
+    device, env = options.device, options.env
     parent = scratch_parent()
     remove_orphaned_scratch(parent)
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
@@ -144,7 +148,7 @@ def start_worker(device: str, env: dict[str, str]) -> StartedWorker:
     os.close(write_fd)
     output = OutputTail(process.stdout)
     output.start()
-    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env), time.monotonic())
+    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env))
 
 
 def stop_worker(worker: StartedWorker) -> None:

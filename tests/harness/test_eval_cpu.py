@@ -215,7 +215,7 @@ def _come_up(worker) -> None:
 
 
 def test_a_worker_started_ahead_is_ready_when_the_candidate_comes():
-    worker = start_worker("cpu", {})
+    worker = start_worker(CPU)
     _come_up(worker)
     result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
     assert result.correct and result.reward >= 1, (result.error, result.violations)
@@ -224,14 +224,14 @@ def test_a_worker_started_ahead_is_ready_when_the_candidate_comes():
 
 
 def test_a_worker_started_for_other_options_is_discarded_not_used():
-    worker = start_worker("cpu", {"KERNELPILOT_TEST_MARK": "other"})
+    worker = start_worker(EvalOptions(device="cpu", env={"KERNELPILOT_TEST_MARK": "other"}))
     result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
     assert result.correct, result.error
     assert worker.process.poll() is not None and not worker.scratch.exists()
 
 
 def test_a_worker_handed_over_with_unusable_input_is_discarded(tmp_path):
-    worker = start_worker("cpu", {})
+    worker = start_worker(CPU)
     with pytest.raises(CandidateError):
         evaluate(SMALL, tmp_path / "no_such_candidate.py", CPU, worker=worker)
     assert worker.process.poll() is not None and not worker.scratch.exists()
