@@ -38,8 +38,9 @@ from kernelpilot.harness import EvalOptions, evaluate, start_worker  # noqa: E40
 TASK_NAME = re.compile(r"^(\d+)_.*\.py$")
 
 
-def tasks_of(kernelbench: Path, every: int, chosen: set[str]) -> list[tuple[str, Path]]:
-    """(`LEVEL_NUMBER`, path) of every `every`-th task of levels 1-3 (or the `chosen` ones), by number."""
+def tasks_of(kernelbench: Path, every: int, chosen: list[str]) -> list[tuple[str, Path]]:
+    """(`LEVEL_NUMBER`, path) of every `every`-th task of levels 1-3 by number, or the `chosen` ones in their
+    order."""
     found = []
     for level in (1, 2, 3):
         folder = next((p for p in (kernelbench / "KernelBench" / f"level{level}", kernelbench / f"level{level}")
@@ -51,7 +52,7 @@ def tasks_of(kernelbench: Path, every: int, chosen: set[str]) -> list[tuple[str,
             name = f"{level}_{number}"
             if (name in chosen) if chosen else index % every == 0:
                 found.append((name, path))
-    return found
+    return sorted(found, key=lambda task: chosen.index(task[0])) if chosen else found
 
 
 def reference_candidate(task: Path, folder: Path) -> Path:
@@ -111,7 +112,7 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=10.0, help="seconds the warm worker has to come up")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    chosen = {name for name in args.tasks.split(",") if name}
+    chosen = [name for name in args.tasks.split(",") if name]
     options = EvalOptions(device=args.device, policy="mixed", timeout_s=1200)
     table = Table(title=f"KernelBench at shipped sizes, reference as candidate, --policy mixed ({args.device})")
     for column in ("task", "cold s", "warm s", "task GPU s", "warm − GPU s", "verdict", "phases (warm)"):
@@ -119,6 +120,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="kernelbench-sample-") as scratch:
         for name, task in tasks_of(args.kernelbench, args.every, chosen):
+            if args.json:  # before every task: a run cut short keeps what it measured
+                args.json.write_text(json.dumps(rows, indent=1))
             candidate, cache = reference_candidate(task, Path(scratch)), tempfile.mkdtemp(dir=scratch)
             cold, cold_s, error = evaluate_cold(task, candidate, options, cache)
             warm, warm_s, error = (evaluate_warm(task, candidate, options, cache, args.think) if cold
@@ -137,14 +140,14 @@ def main() -> None:
                          "outside_clock": warm["protocol"].get("outside_clock"),
                          "phase_seconds": warm["protocol"]["phase_seconds"], "times_ms": warm["times_ms"]})
             Console().print(f"{name}: cold {cold_s:.1f} s, warm {warm_s:.1f} s, task GPU {gpu_s:.1f} s, {verdict}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
     console = Console(width=200)
     console.print(table)
     done = [r for r in rows if "warm_s" in r]
     if done:
         console.print(f"median warm − task GPU: {statistics.median(r['warm_s'] - r['task_gpu_s'] for r in done):.1f} s; "
                       f"longest warm: {max(r['warm_s'] for r in done):.1f} s")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

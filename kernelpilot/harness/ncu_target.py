@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from kernelpilot.harness.task import import_file, load_task_module, make_inputs
+from kernelpilot.harness.task import import_file, load_task_module, made_on, make_inputs
 
 
 def main() -> None:
@@ -22,8 +22,8 @@ def main() -> None:
     model_file = Path(job["model_file"])
     sys.path.insert(0, str(model_file.parent))
     candidate = import_file(model_file, "kernelpilot_candidate")
-    torch.manual_seed(job["init_seed"])
-    model = candidate.ModelNew(*task.get_init_inputs()).to("cuda")
+    init_inputs = task.get_init_inputs()
+    model = made_on("cuda", job["init_seed"], lambda: candidate.ModelNew(*init_inputs)).to("cuda")
     inputs = make_inputs(task, job["seed"], "cuda")
     with torch.no_grad():
         model(*inputs)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 import torch
 
 from kernelpilot.errors import CandidateError, TaskError
 
 TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
+T = TypeVar("T")
 
 
 def sha256_file(path: Path) -> str:
@@ -63,19 +66,25 @@ def load_task_module(path: Path) -> ModuleType:
     return module
 
 
-def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
-    """The task's inputs for `seed`, on `device`: the same values in every process that asks.
+def made_on(device: str, seed: int, make: Callable[[], T]) -> T:
+    """`make()` under `seed`, with `device` as torch's default, so the same values come out in every process.
 
-    Made on the device itself where the task's code allows it: gigabytes of inputs made on the host and
-    copied over cost seconds each time, on the GPU milliseconds.
+    Made on the device itself where the code allows it: gigabytes of inputs or weights made on the host and
+    copied over cost seconds each time, on the GPU milliseconds. Code that needs host tensors (numpy, say)
+    makes them on the host, as it always did.
     """
     torch.manual_seed(seed)
     try:
         with torch.device(device):
-            inputs = task.get_inputs()
-    except Exception:  # code that needs host tensors (numpy, say) makes them on the host, as it always did
+            return make()
+    except Exception:
         torch.manual_seed(seed)
-        inputs = task.get_inputs()
+        return make()
+
+
+def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
+    """The task's inputs for `seed`, on `device`."""
+    inputs = made_on(device, seed, task.get_inputs)
     if inputs is None or isinstance(inputs, (torch.Tensor, dict, str, bytes)):
         raise TaskError(f"get_inputs() returns {type(inputs).__name__}, not a list of forward's arguments")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]

@@ -49,7 +49,7 @@ from kernelpilot.harness.messages import (
 )
 from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.slices import aligned_slices, max_abs_difference
-from kernelpilot.harness.task import import_file, load_task_module, make_inputs
+from kernelpilot.harness.task import import_file, load_task_module, made_on, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 from kernelpilot.harness.verify import comparison_dtype, tolerance
 
@@ -180,8 +180,8 @@ class Worker:
         job, device = self.job, self.device
         self.task = load_task_module(Path(job["task_path"]))
         self.init_inputs = self.task.get_init_inputs()
-        torch.manual_seed(job["init_seed"])
-        model = self.task.Model(*self.init_inputs).to(device)  # as constructed, as KernelBench runs it
+        # as constructed, as KernelBench runs it
+        model = made_on(device, job["init_seed"], lambda: self.task.Model(*self.init_inputs)).to(device)
         self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         model64 = copy.deepcopy(model).to(torch.float64)
         self.output_bytes: list[int] = []
@@ -297,9 +297,9 @@ class Worker:
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
             raise CandidateFailure(f"{model_file.name} does not define class ModelNew")
-        torch.manual_seed(self.job["init_seed"])
         try:
-            self.model = model_class(*self.init_inputs).to(self.device)
+            self.model = made_on(self.device, self.job["init_seed"],
+                                 lambda: model_class(*self.init_inputs)).to(self.device)
         except BaseException as error:
             raise CandidateFailure(f"ModelNew(*get_init_inputs()) failed: {one_line(error)}") from None
         try:
