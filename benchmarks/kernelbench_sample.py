@@ -8,8 +8,8 @@ a folder of task files named like them; nothing of it is part of this project. E
 twice with the reference itself as the candidate (`ModelNew = Model`) under `--policy mixed`. Cold: a
 one-shot `kernelpilot eval` in a fresh process and cache (torch.compile measured). Warm: as a session's
 next candidate finds it, through the harness's API in this process, with the compile baseline cached
-and the worker started ahead (`start_worker`) and given `--think` seconds to come up, as it does while
-the agent thinks. The task's own GPU time is every forward the protocol runs, at the measured medians:
+and its judge prepared ahead (`prepare_judge`: the worker started, the references made) `--think` seconds
+before, as while the agent thinks. The task's own GPU time is every forward the protocol runs, at the measured medians:
 references for the verify and post-timing seeds (native, and float64 counted as twice eager), trials,
 warm-up, timed, calibration and re-check runs of eager, torch.compile and the candidate.
 """
@@ -33,7 +33,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from kernelpilot.errors import KernelpilotError  # noqa: E402  (this checkout's harness)
-from kernelpilot.harness import EvalOptions, evaluate, start_worker  # noqa: E402
+from kernelpilot.harness import EvalOptions, evaluate, prepare_judge  # noqa: E402
 
 TASK_NAME = re.compile(r"^(\d+)_.*\.py$")
 
@@ -76,13 +76,13 @@ def evaluate_cold(task: Path, candidate: Path, options: EvalOptions, cache: str)
 
 def evaluate_warm(task: Path, candidate: Path, options: EvalOptions, cache: str,
                   think_s: float) -> tuple[dict | None, float, str]:
-    """The next candidate of a session: the worker started `think_s` seconds ahead, the baseline cached."""
+    """The next candidate of a session: its judge prepared `think_s` seconds ahead, the baseline cached."""
     os.environ["KERNELPILOT_CACHE_DIR"] = cache
-    worker = start_worker(options)
+    prepared = prepare_judge(task, options)
     time.sleep(think_s)
     started = time.perf_counter()
     try:
-        result = evaluate(task, candidate, options, worker=worker)
+        result = evaluate(task, candidate, options, prepared=prepared)
     except KernelpilotError as error:
         return None, time.perf_counter() - started, str(error)[:120]
     return result.to_json(), time.perf_counter() - started, ""
@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=8, help="every Nth task of each level")
     parser.add_argument("--tasks", default="", help="LEVEL_NUMBER names instead, e.g. 1_1,3_16")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    parser.add_argument("--think", type=float, default=10.0, help="seconds the warm worker has to come up")
+    parser.add_argument("--think", type=float, default=10.0, help="seconds the judge is prepared ahead")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     chosen = [name for name in args.tasks.split(",") if name]

@@ -6,8 +6,8 @@ Defaults to the shipped fused relu workspace on `relu_scale.py` (32 MB) for the 
 the median of `--repeats`, measured side by side in one run with one fresh cache:
 - cold: the first `kernelpilot eval` (kernels built, torch.compile measured);
 - one-shot: `kernelpilot eval` again (build and compile baseline cached; a new process, a new worker);
-- warm: through the harness's API in this process, the worker started `--think` seconds ahead (while the
-  agent thinks), as `optimize` evaluates every candidate after the first.
+- warm: through the harness's API in this process, the judge prepared `--think` seconds ahead (while the
+  agent thinks: the worker started, the references made), as `optimize` evaluates every candidate.
 """
 
 from __future__ import annotations

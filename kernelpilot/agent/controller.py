@@ -41,7 +41,7 @@ from kernelpilot.agent.skills import find_skill
 from kernelpilot.agent.textproto import parse_tool_calls
 from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
-from kernelpilot.harness import EvalOptions, StartedWorker, discard_worker, evaluate, start_worker
+from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.session.events import (
     MANUAL_MODEL,
@@ -153,8 +153,9 @@ class SessionController:
         self._shell = settings.shell
         self._done = False
         self._history: list[SessionEvent] = []
-        self._next_worker: StartedWorker | None = None
-        """The next evaluation's worker, started ahead: it comes up while the agent (or the user) works."""
+        self._next_judge: PreparedJudge | None = None
+        """The next evaluation's judge, prepared ahead: its worker starts and makes the references while the
+        agent (or the user) works."""
         if settings.resume or settings.read_only:
             self._reopen(settings)
         else:
@@ -285,15 +286,15 @@ class SessionController:
                 skill=self._skill_ref, model=self.model or MANUAL_MODEL,
                 sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
-        self._next_worker = start_worker(self._eval_options())
+        self._prepare_next_judge()
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()
         except Exception as error:
             reason = f"error: {type(error).__name__}: {error}"
             raise
         finally:
-            if self._next_worker is not None:
-                discard_worker(self._next_worker)
+            if self._next_judge is not None:
+                self._next_judge.discard()
             best = self.best()
             self._emit(SessionEnded(reason=reason, best_candidate_id=best.candidate_id if best else None,
                                     turns=self._turns, cost_usd=self._cost))
@@ -415,6 +416,13 @@ class SessionController:
     def _eval_options(self) -> EvalOptions:
         return EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
 
+    def _prepare_next_judge(self) -> None:
+        """A task the judge cannot use is reported by the evaluation that needs it, not here."""
+        try:
+            self._next_judge = prepare_judge(self._workspace.task_copy, self._eval_options())
+        except KernelpilotError:
+            self._next_judge = None
+
     def _evaluate_candidate(self) -> CandidateRecord:
         """Commit the workspace as the next candidate, evaluate exactly that commit, attach the result."""
         if not (self.workspace_dir / MODEL_FILE).is_file():
@@ -428,14 +436,14 @@ class SessionController:
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
         options = self._eval_options()
-        worker, self._next_worker = self._next_worker, None
+        prepared, self._next_judge = self._next_judge, None
         try:
-            result = evaluate(self._workspace.task_copy, folder, options, worker=worker,
+            result = evaluate(self._workspace.task_copy, folder, options, prepared=prepared,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
             raise ToolError(f"not evaluated: {error}") from None
         finally:
-            self._next_worker = start_worker(options)
+            self._prepare_next_judge()
         self._workspace.attach_result(commit, result)
         record = CandidateRecord(candidate_id, commit, result)
         with self._lock:

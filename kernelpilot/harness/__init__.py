@@ -11,15 +11,15 @@ degenerate or non-deterministic outputs) and `CandidateError` for a path that is
 everything that goes wrong with the candidate itself (build, crash, timeout, wrong answer, guard)
 is a verdict with reward −1.
 
-A caller that evaluates one candidate after another (a session, a bench task) starts the next worker
-ahead, while the agent thinks: `worker = start_worker(options)`, then `evaluate(..., worker=worker)`,
-and `discard_worker(worker)` for one that was never used.
+A caller that evaluates one candidate after another (a session, a bench task) prepares the next judge
+ahead, while the agent thinks: `prepared = prepare_judge(task, options)` (a worker that starts and makes the
+references), then `evaluate(..., prepared=prepared)`, and `prepared.discard()` for one that was never used.
 """
 
 from kernelpilot.harness.evaluation import evaluate
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
-from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
+from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 
-__all__ = ["EvalOptions", "EvalResult", "KernelTime", "Mismatch", "OutputCheck", "StartedWorker", "Violation",
-           "discard_worker", "evaluate", "start_worker"]
+__all__ = ["EvalOptions", "EvalResult", "KernelTime", "Mismatch", "OutputCheck", "PreparedJudge", "Violation",
+           "evaluate", "prepare_judge"]

@@ -1,17 +1,14 @@
 """`evaluate()`: the evaluation protocol of DESIGN.md, top to bottom, judged in this (the parent) process.
 
-worker started (sandboxed subprocess; `worker_process`) → build (here) → worker: reference + baselines, then
-the candidate → judge here:
-correctness against float64, guards, timing, reward. The worker's process is never trusted with the
+judge prepared (`prepared`: a sandboxed worker making the references, perhaps while the agent thought) →
+build (here) → worker: baselines, then the candidate → judge here: correctness against float64, guards,
+timing, reward. The worker's process is never trusted with the
 verdict: it sends observations; comparisons, timing arithmetic and the reward happen here.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import random
-import secrets
 import shutil
 import signal
 import time
@@ -19,73 +16,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import torch
-
-from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import check_task, judge
 from kernelpilot.harness.messages import Done, Imported, Phase, Ready, Returned, TimedRun, Timing
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
-from kernelpilot.harness.protocol import (
-    CLOCK_CALIBRATION_RUNS,
-    COMPILE_MODES,
-    DEFAULT_SETUP_TIMEOUT_S,
-    INPUT_SETS,
-    L2_FLUSH_BYTES,
-    POST_TIMING_CHECKS,
-    TIMED_RUNS,
-    VERIFY_TRIALS,
-    WARMUP_RUNS,
-    EvalOptions,
-)
+from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
+from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
 from kernelpilot.harness.result import EvalResult
 from kernelpilot.harness.sandbox import isolation_kind, sandboxed
-from kernelpilot.harness.task import Candidate, check_task_file, locate_candidate, sha256_file
-from kernelpilot.harness.worker_process import (
-    StartedWorker,
-    compiling,
-    death_signal,
-    discard_worker,
-    start_worker,
-    stop_worker,
-    worker_env,
-    worker_pid,
-)
+from kernelpilot.harness.task import Candidate, locate_candidate, sha256_file
+from kernelpilot.harness.worker_process import compiling, death_signal, stop_worker, worker_env, worker_pid
 
 LogSink = Callable[[str], None]
 POLL_S = 0.5
 
 PHASE_LIMITS = {"start": "setup", "setup": "setup", "baseline": "setup", "import": "build", "verify": "run", "profile": "run"}
 """Which budget each worker phase draws on: setup (reference, baselines), build, run (verify + profile)."""
-
-
-def device_identity(device: str) -> str:
-    if device == "cuda":
-        return torch.cuda.get_device_name(0)
-    try:
-        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        model = "cpu"
-    return f"{model} x{os.cpu_count()}"
-
-
-def check_options(options: EvalOptions) -> None:
-    if options.device not in ("cuda", "cpu"):
-        raise UsageError(f"unknown device '{options.device}' (use cuda or cpu)")
-    if options.device == "cuda" and not torch.cuda.is_available():
-        raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
-    if options.policy not in ("strict", "mixed"):
-        raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
-    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:  # fewer would make the verdict cheaper to fool
-        raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
-    if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
-        raise UsageError("timeouts must be positive numbers of seconds")
-    if options.tol is not None and not 0 <= options.tol < math.inf:  # an infinite tolerance passes anything
-        raise UsageError("--tol must be a finite, non-negative number")
-    if unknown := sorted(set(options.compile_modes) - set(COMPILE_MODES)):
-        raise UsageError(f"unknown compile mode {', '.join(unknown)} (use {', '.join(COMPILE_MODES)})")
 
 
 def candidate_sources(candidate: Candidate) -> dict[str, str]:
@@ -114,47 +62,28 @@ class Run:
 
 
 def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = EvalOptions(),
-             on_log: LogSink | None = None, worker: StartedWorker | None = None) -> EvalResult:
+             on_log: LogSink | None = None, prepared: PreparedJudge | None = None) -> EvalResult:
     """Evaluate `candidate` against `task`. Raises `TaskError` / `CandidateError` / `UsageError` for unusable input.
 
-    `worker`, from `start_worker` ahead of time, is used if it suits `options` (and stopped either way);
-    otherwise a worker starts here, to come up while the kernels build.
+    `prepared`, from `prepare_judge` ahead of time, is used if it was prepared for this task and `options`
+    (and discarded either way); otherwise a judge is prepared here, to make the references while the
+    kernels build.
     """
+    task_path = Path(task).resolve()
+    if prepared is None or not prepared.suits(task_path, options):
+        if prepared is not None:
+            prepared.discard()
+        prepared = prepare_judge(task_path, options)
     try:
-        check_options(options)
-        task_path = Path(task).resolve()
-        check_task_file(task_path)
         located = locate_candidate(Path(candidate).resolve())
-    except BaseException:  # the worker was handed over: it goes with the unusable input
-        if worker is not None:
-            discard_worker(worker)
-        raise
-    log = on_log or (lambda line: None)
-    if worker is None or not worker.suits(options):
-        if worker is not None:
-            discard_worker(worker)
-        worker = start_worker(options)
-    try:
-        private_task = worker.scratch / "task" / task_path.name
-        private_task.parent.mkdir()
-        shutil.copyfile(task_path, private_task)
-        private_task.chmod(0o444)
-        seeds = {
-            "init_seed": secrets.randbelow(2**31),
-            "verify_seeds": [secrets.randbelow(2**31) for _ in range(options.trials)],
-            "timing_seeds": [secrets.randbelow(2**31) for _ in range(INPUT_SETS)],
-            "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
-            "factor_seed": secrets.randbelow(2**31),
-            "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
-        }
-        run = Run(private_task, located, options, worker.scratch, sha256_file(task_path), task_path.stat().st_size,
-                  device_identity(options.device), seeds)
-        return _evaluate(run, worker, task_path, log)
+        run = Run(prepared.private_task, located, options, prepared.worker.scratch, prepared.task_sha256,
+                  prepared.task_bytes, prepared.device_name, prepared.seeds, dict(prepared.cached_compile))
+        return _evaluate(run, prepared, task_path, on_log or (lambda line: None))
     finally:
-        discard_worker(worker)
+        prepared.discard()
 
 
-def _evaluate(run: Run, worker: StartedWorker, original_task: Path, log: LogSink) -> EvalResult:
+def _evaluate(run: Run, prepared: PreparedJudge, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
     observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
                                 clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol)
@@ -168,22 +97,12 @@ def _evaluate(run: Run, worker: StartedWorker, original_task: Path, log: LogSink
         if not build.ok:
             return _early_failure(run, original_task, "kernels failed to build:\n" + build.log)
 
-    keys = {mode: baselines.cache_key(run.task_sha256, run.device_name, torch.__version__, mode, options.timed_runs)
-            for mode in options.compile_modes}
-    modes_to_measure = []
-    for mode, key in keys.items():
-        cached = baselines.load(key) if options.use_cache else None
-        if cached:
-            run.cached_compile[mode] = cached
-        else:
-            modes_to_measure.append(mode)
-
-    _run_worker(run, worker, observations, modes_to_measure, log)
+    _run_worker(run, prepared, observations, log)
     observations.reference_file_changed = any(_changed(path, run) for path in (original_task, run.task))
     for mode, samples in observations.compile.items():
-        if mode in modes_to_measure and "error" not in samples:
-            baselines.store(keys[mode], baselines.entry(samples, observations.eager,
-                                                        observations.compile_latency_s.get(mode)))
+        if mode in prepared.modes_to_measure and "error" not in samples:
+            baselines.store(prepared.compile_keys[mode], baselines.entry(samples, observations.eager,
+                                                                         observations.compile_latency_s.get(mode)))
     for mode, cached in run.cached_compile.items():
         observations.compile[mode] = baselines.in_this_run(cached, observations.eager)
     result = judge(run, observations)
@@ -227,48 +146,18 @@ def _early_failure(run: Run, original_task: Path, error: str) -> EvalResult:
                       protocol={**run.options.describe(), "isolation": isolation_kind()})
 
 
-def reference_seeds(run: Run) -> list[int]:
-    """Every seed the candidate's answers are held to the reference on, shuffled so their roles cannot be told
-    apart. (Its timed runs are held to eager's answers on the same inputs, sampled.)"""
-    seeds = run.seeds["verify_seeds"] + run.seeds["post_seeds"]
-    return random.SystemRandom().sample(seeds, len(seeds))
-
-
 def _candidate_job(run: Run) -> dict:
     """What the worker learns only once the candidate is imported: nothing can be precomputed at import."""
     return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "factor_seed")}
 
 
-def _job(run: Run, modes_to_measure: list[str], channel_fd: int, channel_key: bytes) -> dict:
-    options = run.options
-    return {
-        "task_path": str(run.task),
-        "model_file": str(run.candidate.model_file),
-        "device": options.device,
-        "tol": options.tol,
-        "init_seed": run.seeds["init_seed"],
-        "reference_seeds": reference_seeds(run),
-        "timing_seeds": run.seeds["timing_seeds"],
-        "factor_seed": run.seeds["factor_seed"],
-        "warmup": WARMUP_RUNS,
-        "timed_runs": options.timed_runs,
-        "clock_calibration_runs": CLOCK_CALIBRATION_RUNS,
-        "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
-        "compile_modes_to_measure": modes_to_measure,
-        "profile_kernels": options.profile_kernels,
-        "channel_fd": channel_fd,
-        "channel_key": channel_key.hex(),
-        "scratch": str(run.scratch),
-    }
-
-
-def _run_worker(run: Run, worker: StartedWorker, observations: Observations, modes_to_measure: list[str],
-                log: LogSink) -> None:
-    """Give the worker its job, feed its messages to `observations`, enforce each phase's time limit."""
-    options, process = run.options, worker.process
-    channel_key = secrets.token_bytes(32)
-    worker.send(_job(run, modes_to_measure, worker.channel_fd, channel_key))
-    channel = ParentChannel(worker.channel_read_fd, run.scratch, channel_key)
+def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, log: LogSink) -> None:
+    """Let the prepared worker go on to the baselines, feed its messages to `observations`, enforce each
+    phase's time limit."""
+    options, worker = run.options, prepared.worker
+    process = worker.process
+    worker.send({"baseline": True})
+    channel = ParentChannel(worker.channel_read_fd, run.scratch, prepared.channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = last_poll = budget_started
@@ -326,7 +215,8 @@ def _run_worker(run: Run, worker: StartedWorker, observations: Observations, mod
                 continue
             match message:
                 case Phase(name="import") if phase == "import":
-                    worker.send({"import": True})  # every earlier message is read and deleted
+                    worker.send({"import": True, "model_file": str(run.candidate.model_file)})  # every earlier
+                    # message is read and deleted
                 case Imported():
                     worker.send(_candidate_job(run))
                 case Ready():  # CPU only

@@ -175,7 +175,9 @@ class Worker:
 
     # --- trusted half --------------------------------------------------------------------------
 
-    def reference(self) -> None:
+    def reference(self) -> torch.nn.Module:
+        """The reference model, and its answers for every seed the candidate will be held to: made before
+        the candidate exists (a worker prepared while the agent thinks), while nothing is timed."""
         self.enter("setup")
         job, device = self.job, self.device
         self.task = load_task_module(Path(job["task_path"]))
@@ -208,11 +210,11 @@ class Worker:
                 self.channel.send(reference_answer(seed, native, ref64, checksum(inputs)))
                 del inputs, native, ref64  # one seed's tensors at a time: a task's outputs can be gigabytes
         del model64
-        self.baselines(model)
         self.channel.send(TaskInfo(precision=guards.precision_settings(), training=model.training,
                                    background_cpu_ms=max(background_ms, default=0.0),
                                    device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
                                    torch_version=str(torch.__version__)))
+        return model
 
     def check_deterministic(self, model: torch.nn.Module, inputs: list[object], native: list[torch.Tensor]) -> None:
         """A second run on the same inputs agrees with the first, or no answer can be held to the reference."""
@@ -276,7 +278,8 @@ class Worker:
 
     def load_candidate(self) -> None:
         self.enter("import")
-        if json.loads(sys.stdin.readline() or "{}").get("import") is not True:
+        word = json.loads(sys.stdin.readline() or "{}")
+        if word.get("import") is not True:
             raise RuntimeError("the harness never cleared the candidate's import")
         self.functions_before = guards.snapshot_functions()
         self.bindings_before = guards.instance_bindings(self.live_objects())
@@ -284,7 +287,7 @@ class Worker:
         self.precision_before = guards.precision_settings()
         self.threads_before = guards.python_threads()
         modules_before = set(sys.modules)
-        model_file = Path(self.job["model_file"])
+        model_file = Path(word["model_file"])
         reach.watch_reaches([model_file.parent, Path(self.job["scratch"])],
                             lambda what, where: self.channel.send(Reached(what, where)))
         sys.path.insert(0, str(model_file.parent))
@@ -495,7 +498,11 @@ class Worker:
             self._run()
 
     def _run(self) -> None:
-        self.reference()
+        model = self.reference()
+        if json.loads(sys.stdin.readline() or "{}").get("baseline") is not True:
+            raise RuntimeError("the harness never asked for the baselines")
+        self.baselines(model)
+        del model
         try:
             self.load_candidate()
         except CandidateFailure as failure:

@@ -1,8 +1,8 @@
 """The judge's handle on a worker: a sandboxed process started before its candidate is known.
 
-Its interpreter, torch and the device's context come up while the candidate's kernels build, or, started
-ahead (`start_worker` between evaluations), while the agent thinks: an evaluation then begins with a
-worker that is ready. It waits for its job on stdin and runs nothing of anyone's before that.
+Its interpreter, torch and the device's context come up before its job arrives on stdin; it runs nothing
+of anyone's before that. `prepared.prepare_judge` starts one and gives it a task's job ahead of the
+candidate.
 """
 
 from __future__ import annotations

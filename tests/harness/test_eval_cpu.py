@@ -15,8 +15,9 @@ import pytest
 
 import kernelpilot as kernelpilot_package
 from kernelpilot.errors import CandidateError
-from kernelpilot.harness import EvalOptions, evaluate, guards, start_worker
+from kernelpilot.harness import EvalOptions, evaluate, guards, prepare_judge
 from kernelpilot.harness.sandbox import unshare_form
+from kernelpilot.harness.task import sha256_file
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent, worker_pid
 
 CASES = Path(__file__).parent / "cases"
@@ -201,37 +202,48 @@ def test_batchnorm_is_judged_with_batch_statistics_as_kernelbench_runs_it():
     assert result.protocol["model_mode"] == "training"
 
 
-def _come_up(worker) -> None:
-    """Wait until the worker started ahead idles at its job's line (its CPU time stops growing)."""
+def _references_made(prepared) -> None:
+    """Wait until the judge prepared ahead idles, its references made (its worker's CPU time stops growing)."""
     pid, last = None, None
     for _ in range(240):
-        pid = pid or worker_pid(worker.process.pid)
+        pid = pid or worker_pid(prepared.worker.process.pid)
         used = guards.cpu_time(pid) if pid else None
         if used is not None and used == last:
             return
         last = used
         time.sleep(0.5)
-    raise AssertionError("the worker did not come up in 2 minutes")
+    raise AssertionError("the prepared worker did not settle in 2 minutes")
 
 
-def test_a_worker_started_ahead_is_ready_when_the_candidate_comes():
-    worker = start_worker(CPU)
-    _come_up(worker)
-    result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
+def _gone(prepared) -> bool:
+    return prepared.worker.process.poll() is not None and not prepared.worker.scratch.exists()
+
+
+def test_a_judge_prepared_ahead_has_its_references_when_the_candidate_comes():
+    prepared = prepare_judge(SMALL, CPU)
+    _references_made(prepared)
+    result = evaluate(SMALL, CASES / "single_file.py", CPU, prepared=prepared)
     assert result.correct and result.reward >= 1, (result.error, result.violations)
-    assert result.protocol["phase_seconds"]["start"] < 1.0, "torch was imported before the job came"
-    assert worker.process.poll() is not None and not worker.scratch.exists()
+    seconds = result.protocol["phase_seconds"]
+    assert seconds["start"] + seconds["setup"] < 1.0, f"torch and the references were not ready: {seconds}"
+    assert _gone(prepared)
 
 
-def test_a_worker_started_for_other_options_is_discarded_not_used():
-    worker = start_worker(EvalOptions(device="cpu", env={"KERNELPILOT_TEST_MARK": "other"}))
-    result = evaluate(SMALL, CASES / "single_file.py", CPU, worker=worker)
-    assert result.correct, result.error
-    assert worker.process.poll() is not None and not worker.scratch.exists()
+def test_a_judge_prepared_for_other_options_or_another_task_is_discarded_not_used(tmp_path):
+    other_options = prepare_judge(SMALL, EvalOptions(device="cpu", env={"KERNELPILOT_TEST_MARK": "other"}))
+    assert evaluate(SMALL, CASES / "single_file.py", CPU, prepared=other_options).correct
+    assert _gone(other_options)
+    task = tmp_path / SMALL.name
+    shutil.copyfile(SMALL, task)
+    edited_since = prepare_judge(task, CPU)
+    task.write_text(SMALL.read_text() + "\n# edited after the judge was prepared\n")
+    result = evaluate(task, CASES / "single_file.py", CPU, prepared=edited_since)
+    assert result.correct and _gone(edited_since)
+    assert result.protocol["task_sha256"] == sha256_file(task), "judged against the task as it was prepared"
 
 
-def test_a_worker_handed_over_with_unusable_input_is_discarded(tmp_path):
-    worker = start_worker(CPU)
+def test_a_judge_handed_over_with_unusable_input_is_discarded(tmp_path):
+    prepared = prepare_judge(SMALL, CPU)
     with pytest.raises(CandidateError):
-        evaluate(SMALL, tmp_path / "no_such_candidate.py", CPU, worker=worker)
-    assert worker.process.poll() is not None and not worker.scratch.exists()
+        evaluate(SMALL, tmp_path / "no_such_candidate.py", CPU, prepared=prepared)
+    assert _gone(prepared)

@@ -1,0 +1,161 @@
+"""A judge prepared before its candidate exists: a fresh worker given the task's job, which starts torch
+(and the device) and makes the reference answers for fresh secret seeds, then waits.
+
+A session prepares the next candidate's judge while the agent thinks, so an evaluation pays only for the
+baselines and the candidate. Nothing timed runs ahead: eager and torch.compile are timed once the
+candidate is there, just before it, as in a one-shot evaluation (a compiler or the agent's own tools
+running meanwhile would slow the baseline and flatter the candidate).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from kernelpilot.errors import UsageError
+from kernelpilot.harness import baselines
+from kernelpilot.harness.protocol import (
+    CLOCK_CALIBRATION_RUNS,
+    COMPILE_MODES,
+    INPUT_SETS,
+    L2_FLUSH_BYTES,
+    POST_TIMING_CHECKS,
+    TIMED_RUNS,
+    VERIFY_TRIALS,
+    WARMUP_RUNS,
+    EvalOptions,
+)
+from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
+
+
+@dataclass
+class PreparedJudge:
+    """A worker at work on `task`'s references for `options`, and what the verdict needs of them."""
+
+    task: Path
+    """The task as the caller named it (resolved)."""
+    private_task: Path
+    """The worker's read-only copy of it."""
+    task_sha256: str
+    task_bytes: int
+    options: EvalOptions
+    worker: StartedWorker
+    seeds: dict
+    channel_key: bytes
+    device_name: str
+    compile_keys: dict[str, str]
+    cached_compile: dict[str, dict] = field(default_factory=dict)
+    modes_to_measure: list[str] = field(default_factory=list)
+
+    def suits(self, task: Path, options: EvalOptions) -> bool:
+        """Prepared for this very task file and these options, and its worker still alive."""
+        try:
+            same_task = task.stat().st_size == self.task_bytes and sha256_file(task) == self.task_sha256
+        except OSError:
+            return False
+        return same_task and options == self.options and self.worker.suits(options)
+
+    def discard(self) -> None:
+        discard_worker(self.worker)
+
+
+def check_options(options: EvalOptions) -> None:
+    if options.device not in ("cuda", "cpu"):
+        raise UsageError(f"unknown device '{options.device}' (use cuda or cpu)")
+    if options.device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
+    if options.policy not in ("strict", "mixed"):
+        raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
+    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:  # fewer would make the verdict cheaper to fool
+        raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
+    if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
+        raise UsageError("timeouts must be positive numbers of seconds")
+    if options.tol is not None and not 0 <= options.tol < math.inf:  # an infinite tolerance passes anything
+        raise UsageError("--tol must be a finite, non-negative number")
+    if unknown := sorted(set(options.compile_modes) - set(COMPILE_MODES)):
+        raise UsageError(f"unknown compile mode {', '.join(unknown)} (use {', '.join(COMPILE_MODES)})")
+
+
+def device_identity(device: str) -> str:
+    if device == "cuda":
+        return torch.cuda.get_device_name(0)
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        model = "cpu"
+    return f"{model} x{os.cpu_count()}"
+
+
+def fresh_seeds(options: EvalOptions) -> dict:
+    return {
+        "init_seed": secrets.randbelow(2**31),
+        "verify_seeds": [secrets.randbelow(2**31) for _ in range(options.trials)],
+        "timing_seeds": [secrets.randbelow(2**31) for _ in range(INPUT_SETS)],
+        "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
+        "factor_seed": secrets.randbelow(2**31),
+        "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
+    }
+
+
+def reference_seeds(seeds: dict) -> list[int]:
+    """Every seed the candidate's answers are held to the reference on, shuffled so their roles cannot be told
+    apart. (Its timed runs are held to eager's answers on the same inputs, sampled.)"""
+    held = seeds["verify_seeds"] + seeds["post_seeds"]
+    return random.SystemRandom().sample(held, len(held))
+
+
+def prepare_judge(task: str | Path, options: EvalOptions) -> PreparedJudge:
+    """A worker started on `task` for `options`. Raises `UsageError` / `TaskError` for unusable input."""
+    check_options(options)
+    task_path = Path(task).resolve()
+    check_task_file(task_path)
+    task_sha256, device_name = sha256_file(task_path), device_identity(options.device)
+    keys = {mode: baselines.cache_key(task_sha256, device_name, torch.__version__, mode, options.timed_runs)
+            for mode in options.compile_modes}
+    cached = {mode: entry for mode, key in keys.items() if options.use_cache and (entry := baselines.load(key))}
+    worker = start_worker(options)
+    try:
+        private_task = worker.scratch / "task" / task_path.name
+        private_task.parent.mkdir()
+        shutil.copyfile(task_path, private_task)
+        private_task.chmod(0o444)
+        prepared = PreparedJudge(task_path, private_task, task_sha256, task_path.stat().st_size, options, worker,
+                                 fresh_seeds(options), secrets.token_bytes(32), device_name, keys, cached,
+                                 [mode for mode in options.compile_modes if mode not in cached])
+        worker.send(_job(prepared))
+    except BaseException:
+        discard_worker(worker)
+        raise
+    return prepared
+
+
+def _job(prepared: PreparedJudge) -> dict:
+    """All the worker learns before the candidate: the task, the seeds of its references, the protocol."""
+    options, seeds = prepared.options, prepared.seeds
+    return {
+        "task_path": str(prepared.private_task),
+        "device": options.device,
+        "tol": options.tol,
+        "init_seed": seeds["init_seed"],
+        "reference_seeds": reference_seeds(seeds),
+        "timing_seeds": seeds["timing_seeds"],
+        "factor_seed": seeds["factor_seed"],
+        "warmup": WARMUP_RUNS,
+        "timed_runs": options.timed_runs,
+        "clock_calibration_runs": CLOCK_CALIBRATION_RUNS,
+        "l2_flush_bytes": L2_FLUSH_BYTES[options.device],
+        "compile_modes_to_measure": prepared.modes_to_measure,
+        "profile_kernels": options.profile_kernels,
+        "channel_fd": prepared.worker.channel_fd,
+        "channel_key": prepared.channel_key.hex(),
+        "scratch": str(prepared.worker.scratch),
+    }
