@@ -18,7 +18,6 @@ from pathlib import Path
 
 from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
-from kernelpilot.harness.channel import ParentChannel
 from kernelpilot.harness.judge import check_task, judge
 from kernelpilot.harness.messages import Done, Imported, Phase, Ready, Returned, TimedRun, Timing
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
@@ -156,8 +155,9 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
     phase's time limit."""
     options, worker = run.options, prepared.worker
     process = worker.process
+    prepared.stop_draining()
+    early, channel = prepared.setup_messages, prepared.channel
     worker.send({"baseline": True})
-    channel = ParentChannel(worker.channel_read_fd, run.scratch, prepared.channel_key)
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = last_poll = budget_started
@@ -167,8 +167,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         while True:
             budget = PHASE_LIMITS.get(phase, "run")
             try:
-                received = channel.receive(min(budget_started + limits[budget], time.monotonic() + POLL_S),
-                                           observations.message_limit(phase))
+                received = early.popleft() if early else channel.receive(
+                    min(budget_started + limits[budget], time.monotonic() + POLL_S), observations.message_limit(phase))
             except TimeoutError:
                 now = time.monotonic()
                 if budget == "build" and not compiling(process.pid):

@@ -14,6 +14,9 @@ import os
 import random
 import secrets
 import shutil
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +24,8 @@ import torch
 
 from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines
+from kernelpilot.harness.channel import ParentChannel, Received
+from kernelpilot.harness.messages import Done, Failed, TaskInfo
 from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
@@ -34,6 +39,8 @@ from kernelpilot.harness.protocol import (
 )
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
+
+DRAIN_POLL_S = 0.05
 
 
 @dataclass
@@ -50,10 +57,37 @@ class PreparedJudge:
     worker: StartedWorker
     seeds: dict
     channel_key: bytes
+    channel: ParentChannel
     device_name: str
     compile_keys: dict[str, str]
     cached_compile: dict[str, dict] = field(default_factory=dict)
     modes_to_measure: list[str] = field(default_factory=list)
+    setup_messages: deque[Received | None] = field(default_factory=deque)
+    """What the worker sent while it was prepared, read as it came; None where it closed its channel."""
+    _stop_draining: threading.Event = field(default_factory=threading.Event)
+    _drain: threading.Thread | None = None
+
+    def start_draining(self) -> None:
+        """Read the setup's messages as they come: the reference's answers must not wait on disk while the
+        agent thinks (its shell, or a candidate, could read them there), and the worker never waits on us."""
+        self._drain = threading.Thread(target=self._read_setup, daemon=True)
+        self._drain.start()
+
+    def _read_setup(self) -> None:
+        while not self._stop_draining.is_set():
+            try:
+                received = self.channel.receive(time.monotonic() + DRAIN_POLL_S)
+            except TimeoutError:
+                continue
+            self.setup_messages.append(received)
+            if received is None or isinstance(received.message, (TaskInfo, Failed, Done, type(None))):
+                return  # the setup's last message, or none will follow
+
+    def stop_draining(self) -> None:
+        """The drain stopped: from now on the evaluation reads the channel itself."""
+        self._stop_draining.set()
+        if self._drain is not None:
+            self._drain.join()
 
     def suits(self, task: Path, options: EvalOptions) -> bool:
         """Prepared for this very task file and these options, and its worker still alive."""
@@ -64,6 +98,7 @@ class PreparedJudge:
         return same_task and options == self.options and self.worker.suits(options)
 
     def discard(self) -> None:
+        self.stop_draining()
         discard_worker(self.worker)
 
 
@@ -74,7 +109,8 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
     if options.policy not in ("strict", "mixed"):
         raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
-    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:  # fewer would make the verdict cheaper to fool
+    # fewer would make the verdict cheaper to fool
+    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:
         raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
     if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
         raise UsageError("timeouts must be positive numbers of seconds")
@@ -128,10 +164,13 @@ def prepare_judge(task: str | Path, options: EvalOptions) -> PreparedJudge:
         private_task.parent.mkdir()
         shutil.copyfile(task_path, private_task)
         private_task.chmod(0o444)
+        key = secrets.token_bytes(32)
+        channel = ParentChannel(worker.channel_read_fd, worker.scratch, key)
         prepared = PreparedJudge(task_path, private_task, task_sha256, task_path.stat().st_size, options, worker,
-                                 fresh_seeds(options), secrets.token_bytes(32), device_name, keys, cached,
+                                 fresh_seeds(options), key, channel, device_name, keys, cached,
                                  [mode for mode in options.compile_modes if mode not in cached])
         worker.send(_job(prepared))
+        prepared.start_draining()
     except BaseException:
         discard_worker(worker)
         raise

@@ -222,6 +222,9 @@ def _gone(prepared) -> bool:
 def test_a_judge_prepared_ahead_has_its_references_when_the_candidate_comes():
     prepared = prepare_judge(SMALL, CPU)
     _references_made(prepared)
+    waiting = [p.name for p in prepared.worker.scratch.iterdir() if p.name.startswith(("msg-", ".msg-"))]
+    assert not waiting, f"the references wait on disk, where the agent's shell could read them: {waiting}"
+    assert prepared.setup_messages, "the judge read nothing while it was prepared"
     result = evaluate(SMALL, CASES / "single_file.py", CPU, prepared=prepared)
     assert result.correct and result.reward >= 1, (result.error, result.violations)
     seconds = result.protocol["phase_seconds"]
