@@ -2,7 +2,7 @@
 
 litellm does the provider work: streaming, retries with exponential backoff (`num_retries` with
 `retry_strategy="exponential_backoff_retry"`, through tenacity: rate limits, timeouts, connection and server
-errors; a `retry_policy` keeps it from retrying answers that cannot change, a bad key or a refused request), token
+errors; a `retry_policy` spares answers that cannot change, a bad key or a rejected request), token
 usage and cost (`completion_cost`, 0 for models it has no price for, e.g. a local vLLM). Logprobs are
 requested with `drop_params`, so providers that do not offer them simply return none; token ids are
 kept when the server returns tokens as ids (vLLM's `return_tokens_as_token_ids`). The provider's last error
@@ -28,9 +28,9 @@ from kernelpilot.errors import UsageError
 
 REPLAY_PREFIX = "replay:"
 NUM_RETRIES = 4
-"""Attempts in all, for errors that may pass (litellm's `num_retries` counts tenacity's attempts)."""
+"""litellm's `num_retries`: the provider SDK's own retries (openai's), then as many attempts through tenacity."""
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
-_TOOLS_REFUSED = re.compile(r"\btools?\b|tool[ _]choice|function[ _]call", re.I)
+_TOOLS_REFUSED = re.compile(r"\btools?\b|tool[ _]choice|function[ _]call", re.IGNORECASE)
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+: )?(?:\w+Error: )?(?:\w+Exception - )?")
 
 DeltaSink = Callable[[str], None]
@@ -122,7 +122,8 @@ def import_litellm():
 
 
 def _retry_policy(litellm) -> Any:
-    """litellm retries every API error by default; a bad key, a refused request or a missing model stays so."""
+    """litellm retries every API error; a bad key, a request the server rejects or a missing model fails alike
+    every time, and should end the session at once."""
     return litellm.RetryPolicy(AuthenticationErrorRetries=0, BadRequestErrorRetries=0, NotFoundErrorRetries=0,
                                ContentPolicyViolationErrorRetries=0, DefaultRetries=NUM_RETRIES)
 
@@ -136,7 +137,8 @@ def _one_line(error: Exception) -> str:
 
 
 def _refuses_tools(error: Exception) -> bool:
-    """A 400 about the tools themselves: vLLM without `--enable-auto-tool-choice`, llama.cpp without `--jinja`."""
+    """A 400 about the tools themselves (vLLM started without `--enable-auto-tool-choice`, a server whose chat
+    template has no tools), not about the conversation."""
     return getattr(error, "status_code", None) in (400, 422) and bool(_TOOLS_REFUSED.search(str(error)))
 
 
