@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agent_helpers import TASK
+from agent_helpers import TASK, kernelpilot
 
 from kernelpilot.agent import llm
 from kernelpilot.agent.controller import SessionController, SessionSettings
@@ -225,3 +225,16 @@ def test_headless_with_an_unknown_provider_is_a_usage_error_and_no_noise(server,
     status, out, err = headless(["--model", "nonsense/x"], tmp_path, monkeypatch, capsys, server.api_base)
     assert status == 2 and out == "" and err.count("\n") == 1 and "bad model string" in err
     assert "Provider List" not in err
+
+
+@pytest.mark.slow
+def test_headless_stdout_is_one_json_object_in_a_process_of_its_own(server, tmp_path, monkeypatch):
+    """What a shell pipeline sees: nothing printed from below Python's `sys.stdout` either."""
+    server.script = [error(401, BAD_KEY)]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-bad")
+    (tmp_path / "kernelpilot.toml").write_text(f'api_base = "{server.api_base}"\n')
+    done = kernelpilot("optimize", str(TASK), "--model", MODEL, "--device", "cpu", "--headless", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["reason"].startswith("llm_error") and "\033[" not in done.stdout
+    nonsense = kernelpilot("optimize", str(TASK), "--model", "nonsense/x", "--headless", cwd=tmp_path)
+    assert (nonsense.returncode, nonsense.stdout) == (2, "") and "Provider List" not in nonsense.stderr
