@@ -186,6 +186,19 @@ def test_a_server_that_refuses_tools_gets_the_text_protocol_from_then_on(server)
     assert len(server.requests) == 3 and "tools" not in server.requests[2]
 
 
+def test_native_calls_already_made_reach_a_server_that_refuses_tools_as_text(server):
+    """A session resumed onto another server: its earlier native calls and their results, in the text protocol."""
+    server.script, server.refuse_tools = [text("Done reading.")], True
+    call = {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path": "task.py"}'}}
+    history = [*HELLO, {"role": "assistant", "content": "", "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "call_1", "name": "read", "content": "class Model: ..."}]
+    client(server).complete(history, TOOLS, lambda piece: None)
+    sent = server.requests[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"] and "tools" not in server.requests[-1]
+    assert '{"tool": "read", "arguments": {"path": "task.py"}}' in sent[2]["content"]
+    assert sent[3]["content"] == "Result of `read` (call_1):\nclass Model: ..."
+
+
 def test_a_session_on_a_server_that_refuses_tools_runs_on_the_text_protocol(server, tmp_path):
     done = '```json\n{"tool": "list", "arguments": {}}\n```\n```json\n{"tool": "done", "arguments": {}}\n```'
     server.script, server.refuse_tools = [text(done)], True
