@@ -1,10 +1,16 @@
 """The model behind the agent: any litellm model string, or `replay:PATH` (a recorded transcript).
 
 litellm does the provider work: streaming, retries with exponential backoff (`num_retries` with
-`retry_strategy="exponential_backoff_retry"`: rate limits, timeouts, connection and server errors), token
+`retry_strategy="exponential_backoff_retry"`, through tenacity: rate limits, timeouts, connection and server
+errors; a `retry_policy` spares answers that cannot change, a bad key or a rejected request), token
 usage and cost (`completion_cost`, 0 for models it has no price for, e.g. a local vLLM). Logprobs are
 requested with `drop_params`, so providers that do not offer them simply return none; token ids are
-kept when the server returns tokens as ids (vLLM's `return_tokens_as_token_ids`).
+kept when the server returns tokens as ids (vLLM's `return_tokens_as_token_ids`). The provider's last error
+reaches the session as a `ProviderError` of one line.
+
+With `tool_protocol = "auto"`, models litellm knows to call tools get native tool calls, and so, on trial, do
+models it does not know behind an OpenAI-compatible server (vLLM, llama.cpp, LM Studio): a server that refuses
+the tools gets the text protocol (`textproto`) from then on.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelpilot.agent.textproto import as_text_protocol
 from kernelpilot.errors import UsageError
 
 REPLAY_PREFIX = "replay:"
 NUM_RETRIES = 4
+"""litellm's `num_retries`: the provider SDK's own retries (openai's), then as many attempts through tenacity."""
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+_TOOLS_REFUSED = re.compile(r"\btools?\b|tool[ _]choice|function[ _]call", re.IGNORECASE)
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+: )?(?:\w+Error: )?(?:\w+Exception - )?")
 
 DeltaSink = Callable[[str], None]
 
@@ -41,6 +51,10 @@ class Reply:
 
 class ReplayExhausted(Exception):
     """The transcript has no more assistant messages."""
+
+
+class ProviderError(Exception):
+    """The provider's last answer once litellm has retried: one line, the provider's own words first."""
 
 
 @dataclass
@@ -102,7 +116,30 @@ def import_litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    # Its "Provider List" / "Give Feedback" banners go to stdout: into `--headless`'s JSON, across the TUI.
+    litellm.suppress_debug_info = True
     return litellm
+
+
+def _retry_policy(litellm) -> Any:
+    """litellm retries every API error; a bad key, a request the server rejects or a missing model fails alike
+    every time, and should end the session at once."""
+    return litellm.RetryPolicy(AuthenticationErrorRetries=0, BadRequestErrorRetries=0, NotFoundErrorRetries=0,
+                               ContentPolicyViolationErrorRetries=0, DefaultRetries=NUM_RETRIES)
+
+
+def _one_line(error: Exception) -> str:
+    """`error` as one line: litellm's class prefixes dropped, the status and provider named."""
+    text = " ".join(str(getattr(error, "message", None) or error).split())
+    status = getattr(error, "status_code", None)
+    origin = ", ".join(str(part) for part in (status, getattr(error, "llm_provider", None)) if part)
+    return f"{type(error).__name__}{f' ({origin})' if origin else ''}: {_LITELLM_PREFIX.sub('', text)}"
+
+
+def _refuses_tools(error: Exception) -> bool:
+    """A 400 about the tools themselves (vLLM started without `--enable-auto-tool-choice`, a server whose chat
+    template has no tools), not about the conversation."""
+    return getattr(error, "status_code", None) in (400, 422) and bool(_TOOLS_REFUSED.search(str(error)))
 
 
 @dataclass
@@ -113,26 +150,37 @@ class LiteLLMClient:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Passed through to `litellm.completion` (api_base, api_key, mock_response, …)."""
     tool_protocol: str = "auto"
+    tools_on_trial: bool = field(default=False, init=False)
+    """Native tools offered to a model litellm does not know: its server may refuse them (then: text protocol)."""
 
     def __post_init__(self) -> None:
         litellm = import_litellm()
-        try:
-            litellm.get_llm_provider(self.model, api_base=self.options.get("api_base"))
-        except Exception:
-            raise UsageError(f"bad model string '{self.model}': litellm cannot tell its provider "
-                             "(write provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, "
-                             "ollama/qwen2.5-coder)") from None
+        provider = self._provider(litellm)
         if not {"api_key", "mock_response"} & set(self.options):
             environment = litellm.validate_environment(model=self.model, api_base=self.options.get("api_base"))
             missing = [key for key in environment.get("missing_keys", []) if key.endswith("_API_KEY")]
             if missing:
                 raise UsageError(f"{self.model} needs {' and '.join(missing)} in the environment")
         if self.tool_protocol == "auto":
-            try:
-                native = litellm.supports_function_calling(self.model)
-            except Exception:
-                native = False
-            self.tool_protocol = "native" if native else "text"
+            self._choose_protocol(litellm, provider)
+
+    def _provider(self, litellm) -> str:
+        try:
+            return litellm.get_llm_provider(self.model, api_base=self.options.get("api_base"))[1]
+        except Exception:
+            raise UsageError(f"bad model string '{self.model}': litellm cannot tell its provider "
+                             "(write provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, "
+                             "ollama/qwen2.5-coder)") from None
+
+    def _choose_protocol(self, litellm, provider: str) -> None:
+        """Native tools where litellm knows the model calls them, on trial where an OpenAI-compatible server
+        may (litellm knows nothing of a local vLLM's model), else the text protocol."""
+        try:
+            known = litellm.supports_function_calling(self.model)
+        except Exception:
+            known = False
+        self.tools_on_trial = not known and (provider == "openai" or provider in litellm.openai_compatible_providers)
+        self.tool_protocol = "native" if known or self.tools_on_trial else "text"
 
     @property
     def native_tools(self) -> bool:
@@ -140,10 +188,30 @@ class LiteLLMClient:
 
     def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
         litellm = import_litellm()
-        request = dict(model=self.model, messages=messages, stream=True, stream_options={"include_usage": True},
-                       num_retries=NUM_RETRIES, retry_strategy="exponential_backoff_retry", drop_params=True,
-                       logprobs=True, **self.sampling, **self.options)
+        try:
+            return self._complete(litellm, messages, tools, on_delta)
+        except tuple(litellm.LITELLM_EXCEPTION_TYPES) as error:
+            raise ProviderError(_one_line(error)) from error
+
+    def _complete(self, litellm, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
         if tools and self.native_tools:
+            try:
+                reply = self._stream(litellm, messages, tools, on_delta)
+            except litellm.BadRequestError as error:
+                if not (self.tools_on_trial and _refuses_tools(error)):
+                    raise
+                self.tool_protocol = "text"
+            else:
+                self.tools_on_trial = False
+                return reply
+        return self._stream(litellm, as_text_protocol(messages) if tools else messages, None, on_delta)
+
+    def _stream(self, litellm, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
+        request = dict(model=self.model, messages=messages, stream=True, stream_options={"include_usage": True},
+                       num_retries=NUM_RETRIES, retry_strategy="exponential_backoff_retry",
+                       retry_policy=_retry_policy(litellm), drop_params=True, logprobs=True,
+                       **self.sampling, **self.options)
+        if tools:
             request["tools"] = tools
         chunks, logprobs, tokens = [], [], []
         for chunk in litellm.completion(**request):

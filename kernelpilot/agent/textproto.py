@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import groupby
 
 from kernelpilot.agent.tools import TOOL_SPECS
 
@@ -38,6 +39,39 @@ def without_tool_calls(text: str) -> str:
     """`text` less its tool-call blocks: what a reader of the transcript wants, the calls being shown apart."""
     prose = _FENCED.sub(lambda match: "" if _tool_call(match[1]) else match[0], text)
     return re.sub(r"\n{3,}", "\n\n", prose).strip()
+
+
+def tool_call_block(name: str, arguments: str) -> str:
+    """A native call (`arguments` as JSON text) as the fenced block the text protocol reads."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        parsed = arguments  # the model's own malformed arguments, kept for it to see
+    return "```json\n" + json.dumps({"tool": name, "arguments": parsed}) + "\n```"
+
+
+def as_text_protocol(messages: list[dict]) -> list[dict]:
+    """`messages` for a model that gets no native tools (a server that refused them, mid-session too): the
+    protocol taught in the system prompt, earlier native calls as fenced blocks, and each turn's results as one
+    user message, as `Conversation` writes them (chat templates want user and assistant to alternate)."""
+    instructions = protocol_instructions()
+    converted: list[dict] = []
+    for are_results, group in groupby(messages, key=lambda message: message["role"] == "tool"):
+        if are_results:
+            converted.append({"role": "user", "content": "\n\n".join(
+                f"Result of `{m.get('name', 'tool')}` ({m['tool_call_id']}):\n{m['content']}" for m in group)})
+        else:
+            converted.extend(_in_text(message, instructions) for message in group)
+    return converted
+
+
+def _in_text(message: dict, instructions: str) -> dict:
+    if message["role"] == "system" and instructions not in message["content"]:
+        return {**message, "content": message["content"] + "\n\n" + instructions}
+    if not message.get("tool_calls"):
+        return message
+    blocks = [tool_call_block(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
+    return {"role": "assistant", "content": "\n\n".join(filter(None, [message.get("content"), *blocks]))}
 
 
 def protocol_instructions() -> str:

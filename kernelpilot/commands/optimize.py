@@ -1,5 +1,6 @@
 """`kernelpilot optimize MODEL.py`: the TUI on a terminal, else headless — rich progress on stderr and
-one JSON summary on stdout (exit 0 when the session ran, whatever it found).
+one JSON summary on stdout (exit 0 when the session ran, whatever it found; 3 when it ended on the provider's
+error, after litellm's retries: a bad key, a server that is down).
 
 With no model configured (flag, `KERNELPILOT_MODEL` or config) the session runs in manual mode: the
 workspace is prepared and every save of `kernels/` or `model_new.py` is evaluated; Ctrl-C ends it.
@@ -7,6 +8,7 @@ workspace is prepared and every save of `kernels/` or `model_new.py` is evaluate
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -29,6 +31,8 @@ from kernelpilot.session.events import (
     ToolCall,
     ToolResult,
 )
+
+EXIT_PROVIDER_ERROR = 3
 
 
 def settings_from(args, headless: bool) -> SessionSettings:
@@ -132,6 +136,7 @@ def run(args) -> int:
             pass
         else:
             return run_optimize_app(settings)
-    summary = run_headless(settings)
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the summary's alone, whatever a library prints
+        summary = run_headless(settings)
     print(json.dumps(summary.to_json(), indent=2))
-    return 0
+    return EXIT_PROVIDER_ERROR if summary.reason.startswith("llm_error") else 0
