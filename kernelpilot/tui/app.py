@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from kernelpilot.errors import KernelpilotError
-from kernelpilot.session.accept import FORMS, Project
+from kernelpilot.session.accept import FORMS, Acceptance, Project
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
@@ -386,17 +386,20 @@ class KernelpilotApp(App[int]):
             return
         written = sorted(str(path) for path, _ in done.previous.items() if path.exists())
         self.driver.record_decision("accept", candidate_id, {"form": self.accept_form, "hunks": list(chosen),
-                                                             "files": written, "commit": done.commit})
-        self.call_from_thread(self._accepted, candidate_id, done.commit, done.branch, written)
+                                                             "files": written, "commit": done.commit,
+                                                             "branch": done.branch, "evaluated": done.evaluated})
+        self.call_from_thread(self._accepted, candidate_id, done, written)
 
-    def _accepted(self, candidate_id: int, commit: str | None, branch: str | None, written: list[str]) -> None:
+    def _accepted(self, candidate_id: int, done: Acceptance, written: list[str]) -> None:
         table = self.query_one(CandidatesTable)
         for other, mark in list(table.marks.items()):
             if mark == "accepted":
                 table.set_mark(other, None)
         table.set_mark(candidate_id, "accepted")
-        where = f", committed {commit[:8]} on {branch}" if commit else ""
-        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{where}",
+        what = "" if done.evaluated else " (chosen hunks: not evaluated)"
+        where = (f"; committed {done.commit[:8]} on branch {done.branch}, your checked-out branch is unchanged"
+                 if done.commit else "")
+        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{what}{where}",
                     title=f"accepted candidate {candidate_id}")
         self._show_diff()
         self.refresh_bindings()

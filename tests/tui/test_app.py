@@ -143,8 +143,9 @@ async def test_accept_writes_the_candidate_and_commits_it(project):
     repo = git.Repo(project.parent)
     written = project.parent / "model_kernelpilot" / "kernels" / "relu_bias_scale.cpp"
     assert written.read_text() == FILES["c3"]["kernels/relu_bias_scale.cpp"]
-    assert repo.active_branch.name == "kernelpilot/s-test"
-    assert "accept candidate 3" in repo.head.commit.message and "reward 3" in repo.head.commit.message
+    assert repo.active_branch.name == "main" and len(list(repo.iter_commits())) == 1
+    commit = repo.heads["kernelpilot/s-test"].commit
+    assert "accept candidate 3" in commit.message and "reward 3" in commit.message
     assert sessions[0].decisions[0][:2] == ("accept", 3)
 
 
@@ -168,7 +169,7 @@ async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_no
 
 
 async def test_chosen_hunks_only_and_undo(project):
-    app, _ = make_app(project)
+    app, sessions = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await select(pilot, 1)
@@ -180,6 +181,9 @@ async def test_chosen_hunks_only_and_undo(project):
         await settle(pilot)
         accepted = project.parent / "model_kernelpilot"
         assert sorted(str(p.relative_to(accepted)) for p in accepted.rglob("*.*")) == ["model_new.py"]
+        assert sessions[0].decisions[-1][2]["evaluated"] is False
+        message = git.Repo(project.parent).heads["kernelpilot/s-test"].commit.message
+        assert "status: not evaluated" in message and "reward" not in message
         await pilot.press("u")
         await settle(pilot)
         assert not (accepted / "model_new.py").exists()
