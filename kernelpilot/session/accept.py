@@ -2,7 +2,7 @@
 
 A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
 to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
-KernelBench-style file (`<stem>_new.py`, kernels embedded), and commits them on the branch
+KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone), and commits them on the branch
 `kernelpilot/<session id>` when the project is a git repository — without checking that branch out:
 the user's HEAD, checked-out branch and staged work never move. Accepting chosen hunks applies
 only those hunks of the diff between the accepted state and the candidate; what that makes was never
@@ -12,6 +12,7 @@ of its own: history is never rewritten).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 import tempfile
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
+from kernelpilot.session import standalone_kernels
 
 FORMS = ("workspace", "single")
 CONTEXT_LINES = 3
@@ -102,22 +104,34 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
 
 
 _LOAD_KERNELS = re.compile(r"^(\s*\w+\s*=\s*)load_kernels\(.*\)\s*$", re.MULTILINE)
-_IMPORT = "from kernelpilot.harness.kernels import load_kernels"
+_IMPORT = re.compile(r"^from kernelpilot\.harness\.kernels import load_kernels[ \t]*$", re.MULTILINE)
+_OTHER_IMPORT = re.compile(r"^\s*(from|import)\s+kernelpilot\b", re.MULTILINE)
+
+
+def _standalone_loader() -> str:
+    """`standalone_kernels`' code below its docstring: what a single file carries instead of importing kernelpilot."""
+    text = Path(standalone_kernels.__file__).read_text()
+    docstring_end = ast.parse(text).body[0].end_lineno
+    return "".join(text.splitlines(keepends=True)[docstring_end:]).strip("\n")
 
 
 def single_file(files: dict[str, str]) -> str:
-    """The workspace as one KernelBench-style file: kernel sources embedded, loaded by `load_kernel_sources`."""
+    """The workspace as one KernelBench-style file that runs with torch alone: kernel sources embedded, with
+    the loader of `standalone_kernels` in place of the import of kernelpilot's."""
     model = files.get("model_new.py")
     if model is None:
         raise SessionError("the candidate has no model_new.py")
     kernels = {Path(path).name: code for path, code in sorted(files.items()) if path.startswith("kernels/")}
-    if not kernels:
-        return model
-    if not _LOAD_KERNELS.search(model):
-        raise SessionError("model_new.py does not call load_kernels(...): export it in the workspace form")
-    sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}\n"
-    model = model.replace(_IMPORT, _IMPORT.replace("load_kernels", "load_kernel_sources"))
-    return _LOAD_KERNELS.sub(lambda m: sources + m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
+    if kernels and not (_LOAD_KERNELS.search(model) and _IMPORT.search(model)):
+        raise SessionError("model_new.py does not call load_kernels(...) as documented: export it in the workspace form")
+    if kernels:
+        sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
+        embedded = f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}"
+        model = _IMPORT.sub(lambda _: f"{embedded}\n\n\n{sources}", model, count=1)
+        model = _LOAD_KERNELS.sub(lambda m: m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
+    if _OTHER_IMPORT.search(model):
+        raise SessionError("model_new.py imports kernelpilot: export it in the workspace form")
+    return model
 
 
 def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path, str]:

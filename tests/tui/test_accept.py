@@ -24,6 +24,8 @@ class ModelNew(torch.nn.Module):
     pass
 """
 KERNEL = 'extern "C" void k(float* x) {}\n'
+PLAIN = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+"""A candidate without kernels of its own: its single file is itself."""
 RESULT = EvalResult(task="model.py", candidate="c1", device="cpu", built=True, correct=True, reward=2,
                     times_ms={"eager": 2.0, "compile": 1.5, "candidate": 1.0}, speedup_vs_eager=2.0,
                     speedup_vs_compile=1.5)
@@ -91,7 +93,7 @@ def test_accept_leaves_the_users_other_staged_work_alone(repo: git.Repo):
     root = Path(repo.working_tree_dir)
     (root / "notes.txt").write_text("mine\n")
     repo.git.add("notes.txt")
-    done = Project(root / "model.py", "s1").accept(1, {"model_new.py": MODEL}, RESULT, form="single")
+    done = Project(root / "model.py", "s1").accept(1, {"model_new.py": PLAIN}, RESULT, form="single")
     assert set(repo.commit(done.commit).stats.files) == {"model_new.py"}
     assert "notes.txt" in repo.git.diff("--cached", "--name-only")
     assert (root / "model_new.py").exists()
@@ -114,5 +116,5 @@ def test_undo_restores_the_tree_and_records_a_commit(repo: git.Repo):
 
 def test_accept_outside_git_only_writes_files(tmp_path: Path):
     (tmp_path / "model.py").write_text("# task\n")
-    done = Project(tmp_path / "model.py", "s1").accept(3, {"model_new.py": MODEL}, None, form="single")
-    assert done.commit is None and (tmp_path / "model_new.py").read_text() == MODEL
+    done = Project(tmp_path / "model.py", "s1").accept(3, {"model_new.py": PLAIN}, None, form="single")
+    assert done.commit is None and (tmp_path / "model_new.py").read_text() == PLAIN
