@@ -60,6 +60,11 @@ class CandidatesTable(DataTable):
             return None
         return int(self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value)
 
+    def select(self, candidate_id: int) -> None:
+        """Put the cursor on a candidate (its views follow the highlight)."""
+        if candidate_id in self.results:
+            self.move_cursor(row=self.get_row_index(str(candidate_id)))
+
     def set_best(self, candidate_id: int | None) -> None:
         old, self.best_id = self.best_id, candidate_id
         for changed in {old, candidate_id} - {None}:
