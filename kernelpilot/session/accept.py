@@ -2,8 +2,8 @@
 
 A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
 to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
-KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone), and commits them on the branch
-`kernelpilot/<session id>` when the project is a git repository — without checking that branch out:
+KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone),
+and commits them on the branch `kernelpilot/<session id>` when the project is a git repository — without checking that branch out:
 the user's HEAD, checked-out branch and staged work never move. Accepting chosen hunks applies
 only those hunks of the diff between the accepted state and the candidate; what that makes was never
 evaluated, and its commit says so. Undo restores exactly what the last accept overwrote (with a commit
@@ -123,7 +123,8 @@ def single_file(files: dict[str, str]) -> str:
         raise SessionError("the candidate has no model_new.py")
     kernels = {Path(path).name: code for path, code in sorted(files.items()) if path.startswith("kernels/")}
     if kernels and not (_LOAD_KERNELS.search(model) and _IMPORT.search(model)):
-        raise SessionError("model_new.py does not call load_kernels(...) as documented: export it in the workspace form")
+        raise SessionError("model_new.py does not call load_kernels(...) as documented: "
+                           "export it in the workspace form")
     if kernels:
         sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
         embedded = f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}"
@@ -268,12 +269,11 @@ def _commit_on_branch(repo, branch: str, paths: list[Path], message: str) -> str
     ref = f"refs/heads/{branch}"
     tip = repo.git.rev_parse("--verify", "--quiet", ref, with_exceptions=False) or None
     parent = tip or (repo.head.commit.hexsha if repo.head.is_valid() else None)
-    with tempfile.TemporaryDirectory() as scratch:
-        with repo.git.custom_environment(GIT_INDEX_FILE=str(Path(scratch) / "index")):
-            if parent:
-                repo.git.read_tree(parent)
-            repo.git.update_index("--add", "--remove", "--", *relative)
-            tree = repo.git.write_tree()
+    with tempfile.TemporaryDirectory() as scratch, repo.git.custom_environment(GIT_INDEX_FILE=f"{scratch}/index"):
+        if parent:
+            repo.git.read_tree(parent)
+        repo.git.update_index("--add", "--remove", "--", *relative)
+        tree = repo.git.write_tree()
     if parent and repo.commit(parent).tree.hexsha == tree:
         return None
     commit = repo.git.commit_tree(tree, *(("-p", parent) if parent else ()), "-m", message)

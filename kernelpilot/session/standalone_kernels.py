@@ -31,7 +31,7 @@ _KERNEL_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|rest
 _KERNEL_LAUNCHER = re.compile(
     r'extern\s+"C"\s+(?:__host__\s+|__attribute__\s*\(\([^)]*\)\)\s+)*(void|int)\s+(\w+)\s*\(([^)]*)\)\s*\{'
 )
-_KERNEL_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_KERNEL_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _KERNEL_LIBRARIES = ("cublas", "cublasLt", "cudnn")
 
 
@@ -69,9 +69,11 @@ def _kernel_library(sources):
     folder.mkdir(parents=True, exist_ok=True)
     for name, code in sources.items():
         (folder / Path(name).name).write_text(code)
-    compiled = [str(folder / Path(name).name) for name in sorted(sources) if name.endswith((".cu", ".cpp", ".cc", ".c"))]
+    compiled = [str(folder / Path(name).name) for name in sorted(sources)
+                if name.endswith((".cu", ".cpp", ".cc", ".c"))]
     partial = folder / f"kernels.{os.getpid()}.so"
-    built = subprocess.run([*command, *compiled, "-o", str(partial), *linked], capture_output=True, text=True)
+    built = subprocess.run([*command, *compiled, "-o", str(partial), *linked], capture_output=True, text=True,
+                           check=False)
     if built.returncode != 0:
         raise RuntimeError(f"building the kernels failed:\n{built.stdout}{built.stderr}")
     os.replace(partial, library)

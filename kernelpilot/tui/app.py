@@ -75,7 +75,7 @@ LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "foc
 AGENT_ACTIONS = {"pause", "stop", "focus_steer", "steer_ended"}
 """What a manual session, with no agent, does not offer."""
 
-ENDED_PLACEHOLDER = "session ended: the agent takes no more messages (escape: back to the candidates)"
+ENDED_PLACEHOLDER = "session ended: the agent takes no more messages"
 
 WIDGET_STYLESHEETS = sorted((Path(__file__).parent / "widgets").glob("*.tcss"))
 """Each widget's stylesheet lives beside its module."""
@@ -91,6 +91,7 @@ class KernelpilotApp(App[int]):
     CSS_PATH = ["app.tcss", *WIDGET_STYLESHEETS]
     TITLE = "kernelpilot"
     COMMANDS = App.COMMANDS | {ActionsProvider}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept",
                 tooltip="write the selected candidate (or its chosen hunks) into your project"),

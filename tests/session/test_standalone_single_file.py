@@ -86,7 +86,7 @@ def test_an_accepted_single_file_builds_and_runs_with_kernelpilot_not_importable
     accepted = tmp_path / "model_new.py"
     run = subprocess.run([sys.executable, "-c", RUN_WITHOUT_KERNELPILOT, str(accepted)], cwd=tmp_path,
                          env={"PATH": "/usr/bin:/bin:/usr/local/bin", "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                              "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=300)
+                              "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
     assert "ran with torch alone" in run.stdout
     assert list((tmp_path / "cache" / "kernelpilot-standalone").glob("*/kernels.so"))

@@ -409,3 +409,24 @@ def test_gpu_panel_warns_when_other_processes_use_the_gpu():
     shown = console.export_text()
     assert "NVIDIA H200" in shown and "power cap" in shown
     assert "busy with other processes (4242): timings are unreliable" in shown
+
+
+async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
+    started = threading.Event()
+    app, _ = make_app(project, started=started)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        keys = [key for key in app.query(FooterKey)]
+        assert [key.key for key in keys] == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
+        assert max(key.region.right for key in keys) <= 80, "the running session's keys all fit"
+        started.set()
+        await settle(pilot)
+        table = app.query_one(CandidatesTable)
+        widths = sum(column.get_render_width(table) for column in table.columns.values())
+        assert widths <= table.scrollable_content_region.width
+        assert [str(column.label) for column in table.columns.values()] == ["#", "status", "eager", "compile", "R", ""]
+        assert str(table.get_cell("3", "reward")) == "+3" and str(table.get_cell("3", "mark")) == "★ "
+        await pilot.press("3")
+        await settle(pilot)
+        report = text_of(app, "#correctness-report")
+        assert "┃ output 0" in report and "│ mismatched" in report, "one column per output, its fields down the side"
