@@ -117,22 +117,27 @@ def _standalone_loader() -> str:
 
 def single_file(files: dict[str, str]) -> str:
     """The workspace as one KernelBench-style file that runs with torch alone: kernel sources embedded, with
-    the loader of `standalone_kernels` in place of the import of kernelpilot's."""
+    the loader of `standalone_kernels` in place of the import of kernelpilot's. Where kernelpilot is installed
+    the file still takes kernelpilot's loader, so that `kernelpilot eval` sees each launch (a kernel that never
+    ran costs the reward)."""
     model = files.get("model_new.py")
     if model is None:
         raise SessionError("the candidate has no model_new.py")
+    if _OTHER_IMPORT.search(_IMPORT.sub("", model)):
+        raise SessionError("model_new.py imports more of kernelpilot than load_kernels: "
+                           "export it in the workspace form")
     kernels = {Path(path).name: code for path, code in sorted(files.items()) if path.startswith("kernels/")}
-    if kernels and not (_LOAD_KERNELS.search(model) and _IMPORT.search(model)):
+    if not kernels:
+        return model
+    if not (_LOAD_KERNELS.search(model) and _IMPORT.search(model)):
         raise SessionError("model_new.py does not call load_kernels(...) as documented: "
                            "export it in the workspace form")
-    if kernels:
-        sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
-        embedded = f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}"
-        model = _IMPORT.sub(lambda _: f"{embedded}\n\n\n{sources}", model, count=1)
-        model = _LOAD_KERNELS.sub(lambda m: m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
-    if _OTHER_IMPORT.search(model):
-        raise SessionError("model_new.py imports kernelpilot: export it in the workspace form")
-    return model
+    sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
+    embedded = (f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}\n\n"
+                "try:\n    from kernelpilot.harness.kernels import load_kernel_sources\n"
+                "except ImportError:\n    pass")
+    model = _IMPORT.sub(lambda _: f"{embedded}\n\n\n{sources}", model, count=1)
+    return _LOAD_KERNELS.sub(lambda m: m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
 
 
 def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path, str]:

@@ -6,7 +6,9 @@ embeds this module's code (all below this docstring) in the file instead. The ca
 harness's: every `extern "C"` function returning void or int is a launcher, tensors pass as pointers, a
 trailing `cudaStream_t` is filled with the current stream when omitted, a non-zero int return is an error.
 Sources with a `.cu` file build with nvcc for the local GPU (`KERNELPILOT_CUDA_ARCH` overrides), others
-with g++ and OpenMP, once per content, in `$XDG_CACHE_HOME/kernelpilot-standalone/`.
+with g++ and OpenMP, once per content, where torch builds its own extensions (`$TORCH_EXTENSIONS_DIR`: a
+sandbox such as kernelpilot's evaluation gives that folder, and no home), else in `$XDG_CACHE_HOME` or `~/.cache`,
+under `kernelpilot-standalone/`.
 """
 
 import ctypes
@@ -61,7 +63,8 @@ def _kernel_library(sources):
         linked = []
         command = ["g++", "-O3", "-march=native", "-fPIC", "-std=c++17", "-fopenmp", "-shared"]
     key = hashlib.sha256(repr((sorted(sources.items()), command)).encode()).hexdigest()[:24]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    cache = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or os.environ.get("XDG_CACHE_HOME")
+                 or Path.home() / ".cache")
     folder = cache / "kernelpilot-standalone" / key
     library = folder / "kernels.so"
     if library.exists():

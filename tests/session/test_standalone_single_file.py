@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from kernelpilot.errors import SessionError
+from kernelpilot.harness import kernels
 from kernelpilot.session.accept import Project, single_file
 
 MODEL_NEW = '''from pathlib import Path
@@ -66,16 +69,17 @@ print("ran with torch alone")
 '''
 
 
-def test_the_single_file_carries_its_loader_instead_of_importing_kernelpilot():
+def test_the_single_file_carries_its_loader_and_takes_kernelpilots_only_where_installed():
     text = single_file(FILES)
-    assert "kernelpilot.harness" not in text and "load_kernels(" not in text
+    assert "load_kernels(" not in text and text.count("kernelpilot.harness") == 1
+    assert "try:\n    from kernelpilot.harness.kernels import load_kernel_sources\nexcept ImportError:" in text
     assert "ops = load_kernel_sources(SOURCES)" in text and "'scale.h'" in text
     compile(text, "model_new.py", "exec")
 
 
 def test_a_model_that_imports_more_of_kernelpilot_is_refused_as_a_single_file():
     files = dict(FILES, **{"model_new.py": "import kernelpilot.harness.task\n" + MODEL_NEW})
-    with pytest.raises(SessionError, match="imports kernelpilot"):
+    with pytest.raises(SessionError, match="imports more of kernelpilot"):
         single_file(files)
 
 
@@ -90,3 +94,15 @@ def test_an_accepted_single_file_builds_and_runs_with_kernelpilot_not_importable
     assert run.returncode == 0, run.stderr
     assert "ran with torch alone" in run.stdout
     assert list((tmp_path / "cache" / "kernelpilot-standalone").glob("*/kernels.so"))
+
+
+@pytest.mark.slow
+def test_under_kernelpilot_the_single_file_launches_through_the_harness(tmp_path: Path, monkeypatch):
+    """So that `kernelpilot eval` of an exported file sees its kernels run (else: `kernel_not_launched`)."""
+    monkeypatch.setenv("KERNELPILOT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "model_new.py").write_text(single_file(FILES))
+    namespace = runpy.run_path(str(tmp_path / "model_new.py"))
+    assert namespace["load_kernel_sources"] is kernels.load_kernel_sources
+    before = kernels.launch_counts["relu_bias_scale"]
+    namespace["ModelNew"](64, 0.5)(torch.randn(32, 64))
+    assert kernels.launch_counts["relu_bias_scale"] == before + 1
