@@ -3,10 +3,10 @@
 A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
 to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
 KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone),
-and commits them on the branch `kernelpilot/<session id>` when the project is a git repository — without checking that branch out:
-the user's HEAD, checked-out branch and staged work never move. Accepting chosen hunks applies
-only those hunks of the diff between the accepted state and the candidate; what that makes was never
-evaluated, and its commit says so. Undo restores exactly what the last accept overwrote (with a commit
+and commits them on the branch `kernelpilot/<session id>` when the project is a git repository —
+without checking that branch out: the user's HEAD, checked-out branch and staged work never move.
+Accepting chosen hunks applies only those hunks of the diff between the accepted state and the
+candidate; what that makes was never evaluated, and its commit says so. Undo restores exactly what the last accept overwrote (with a commit
 of its own: history is never rewritten).
 """
 
