@@ -2,22 +2,27 @@
 
 A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
 to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
-KernelBench-style file (`<stem>_new.py`, kernels embedded), and commits them on the branch
-`kernelpilot/<session id>` when the project is a git repository. Accepting chosen hunks applies
-only those hunks of the diff between the accepted state and the candidate. Undo restores exactly
-what the last accept overwrote (with a commit of its own: history is never rewritten).
+KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone),
+and commits them on the branch `kernelpilot/<session id>` when the project is a git repository —
+without checking that branch out: the user's HEAD, checked-out branch and staged work never move.
+Accepting chosen hunks applies only those hunks of the diff between the accepted state and the
+candidate; what that makes was never evaluated, and its commit says so. Undo restores exactly what the last accept overwrote (with a commit
+of its own: history is never rewritten).
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
+from kernelpilot.session import standalone_kernels
 
 FORMS = ("workspace", "single")
 CONTEXT_LINES = 3
@@ -99,22 +104,40 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
 
 
 _LOAD_KERNELS = re.compile(r"^(\s*\w+\s*=\s*)load_kernels\(.*\)\s*$", re.MULTILINE)
-_IMPORT = "from kernelpilot.harness.kernels import load_kernels"
+_IMPORT = re.compile(r"^from kernelpilot\.harness\.kernels import load_kernels[ \t]*$", re.MULTILINE)
+_OTHER_IMPORT = re.compile(r"^\s*(from|import)\s+kernelpilot\b", re.MULTILINE)
+
+
+def _standalone_loader() -> str:
+    """`standalone_kernels`' code below its docstring: what a single file carries instead of importing kernelpilot."""
+    text = Path(standalone_kernels.__file__).read_text()
+    docstring_end = ast.parse(text).body[0].end_lineno
+    return "".join(text.splitlines(keepends=True)[docstring_end:]).strip("\n")
 
 
 def single_file(files: dict[str, str]) -> str:
-    """The workspace as one KernelBench-style file: kernel sources embedded, loaded by `load_kernel_sources`."""
+    """The workspace as one KernelBench-style file that runs with torch alone: kernel sources embedded, with
+    the loader of `standalone_kernels` in place of the import of kernelpilot's. Where kernelpilot is installed
+    the file still takes kernelpilot's loader, so that `kernelpilot eval` sees each launch (a kernel that never
+    ran costs the reward)."""
     model = files.get("model_new.py")
     if model is None:
         raise SessionError("the candidate has no model_new.py")
+    if _OTHER_IMPORT.search(_IMPORT.sub("", model)):
+        raise SessionError("model_new.py imports more of kernelpilot than load_kernels: "
+                           "export it in the workspace form")
     kernels = {Path(path).name: code for path, code in sorted(files.items()) if path.startswith("kernels/")}
     if not kernels:
         return model
-    if not _LOAD_KERNELS.search(model):
-        raise SessionError("model_new.py does not call load_kernels(...): export it in the workspace form")
-    sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}\n"
-    model = model.replace(_IMPORT, _IMPORT.replace("load_kernels", "load_kernel_sources"))
-    return _LOAD_KERNELS.sub(lambda m: sources + m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
+    if not (_LOAD_KERNELS.search(model) and _IMPORT.search(model)):
+        raise SessionError("model_new.py does not call load_kernels(...) as documented: "
+                           "export it in the workspace form")
+    sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
+    embedded = (f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}\n\n"
+                "try:\n    from kernelpilot.harness.kernels import load_kernel_sources\n"
+                "except ImportError:\n    pass")
+    model = _IMPORT.sub(lambda _: f"{embedded}\n\n\n{sources}", model, count=1)
+    return _LOAD_KERNELS.sub(lambda m: m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
 
 
 def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path, str]:
@@ -156,6 +179,8 @@ class Acceptance:
     commit: str | None = None
     branch: str | None = None
     hunks: tuple[str, ...] = ()
+    evaluated: bool = True
+    """False when the accepted state is not the candidate the harness judged (some of its hunks only)."""
 
 
 @dataclass
@@ -179,23 +204,25 @@ class Project:
         """Write `files` (or only the chosen hunks of them) into the project, and commit them when under git."""
         chosen = tuple(chosen_hunks or ())
         accepted = apply_hunks(self.accepted_files, files, chosen) if chosen else dict(files)
+        evaluated = accepted == files
         targets = destinations(self.task_path, accepted, form)
         stale = {p for done in self.history[-1:] for p in done.previous if p not in targets}
-        repo = self._repo()
-        if repo is not None:
-            self._switch_to_branch(repo)
         previous = {path: _read(path) for path in sorted(targets.keys() | stale)}
         for path in stale:
             self._remove(path)
         for path, code in targets.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(code)
-        scope = "chosen hunks of candidate" if chosen else "candidate"
+        scope = "candidate" if evaluated else "chosen hunks of candidate"
         message = f"kernelpilot: accept {scope} {candidate_id} for {self.task_path.name}"
-        if result is not None:
+        if not evaluated:
+            message += f"\n\nstatus: not evaluated (hunks {', '.join(chosen)} only)"
+        elif result is not None:
             message += "\n\n" + evaluation_summary(result)
-        commit = _commit(repo, list(previous), message) if repo is not None else None
-        acceptance = Acceptance(candidate_id, accepted, previous, commit, self.branch if repo else None, chosen)
+        repo = self._repo()
+        commit = _commit_on_branch(repo, self.branch, list(previous), message) if repo is not None else None
+        acceptance = Acceptance(candidate_id, accepted, previous, commit, self.branch if repo else None, chosen,
+                                evaluated)
         self.history.append(acceptance)
         return acceptance
 
@@ -204,17 +231,16 @@ class Project:
         if not self.history:
             raise SessionError("nothing to undo")
         last = self.history.pop()
-        repo = self._repo()
-        if repo is not None:
-            self._switch_to_branch(repo)
         for path, code in last.previous.items():
             if code is None:
                 self._remove(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(code)
+        repo = self._repo()
         if repo is not None:
-            _commit(repo, list(last.previous), f"kernelpilot: undo accept of candidate {last.candidate_id}")
+            _commit_on_branch(repo, self.branch, list(last.previous),
+                              f"kernelpilot: undo accept of candidate {last.candidate_id}")
         return last
 
     def _remove(self, path: Path) -> None:
@@ -233,35 +259,30 @@ class Project:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
 
-    def _switch_to_branch(self, repo) -> None:
-        """Commits go on the session's branch; the user's uncommitted changes come along untouched."""
-        import git
-
-        if not repo.head.is_detached and repo.head.is_valid() and repo.active_branch.name == self.branch:
-            return
-        try:
-            if self.branch in repo.heads:
-                repo.git.checkout(self.branch)
-            else:
-                repo.git.checkout("-b", self.branch)
-        except git.GitCommandError as error:
-            raise SessionError(f"cannot switch to branch {self.branch}: {error.stderr.strip()}") from error
-
 
 def _read(path: Path) -> str | None:
     return path.read_text() if path.exists() else None
 
 
-def _commit(repo, paths: list[Path], message: str) -> str | None:
-    """Commit exactly `paths` (added, changed or deleted): whatever else the user staged stays staged."""
-    root = Path(repo.working_tree_dir)
-    relative = [str(path.resolve().relative_to(root.resolve())) for path in paths]
-    tracked = set(repo.git.ls_files("--", *relative).splitlines()) if relative else set()
-    in_scope = [p for p, path in zip(relative, paths) if path.exists() or p in tracked]
-    if not in_scope:
+def _commit_on_branch(repo, branch: str, paths: list[Path], message: str) -> str | None:
+    """Commit exactly `paths`, as the working tree holds them (absent: deleted), on `branch`, which starts at
+    HEAD. The tree is built in an index of its own and the branch moved with `update-ref`, so HEAD, the
+    checked-out branch and the user's index stay as they were (unless `branch` is the one checked out:
+    then the user's index takes the same paths, or `git status` would show the commit undone)."""
+    root = Path(repo.working_tree_dir).resolve()
+    relative = [str(path.resolve().relative_to(root)) for path in paths]
+    ref = f"refs/heads/{branch}"
+    tip = repo.git.rev_parse("--verify", "--quiet", ref, with_exceptions=False) or None
+    parent = tip or (repo.head.commit.hexsha if repo.head.is_valid() else None)
+    with tempfile.TemporaryDirectory() as scratch, repo.git.custom_environment(GIT_INDEX_FILE=f"{scratch}/index"):
+        if parent:
+            repo.git.read_tree(parent)
+        repo.git.update_index("--add", "--remove", "--", *relative)
+        tree = repo.git.write_tree()
+    if parent and repo.commit(parent).tree.hexsha == tree:
         return None
-    repo.git.add("-A", "--", *in_scope)
-    if not repo.git.diff("--cached", "--name-only", "--", *in_scope).strip():
-        return None
-    repo.git.commit("-m", message, "--", *in_scope)
-    return repo.head.commit.hexsha
+    commit = repo.git.commit_tree(tree, *(("-p", parent) if parent else ()), "-m", message)
+    repo.git.update_ref("-m", message.splitlines()[0], ref, commit, tip or "")
+    if not repo.head.is_detached and repo.head.is_valid() and repo.active_branch.name == branch:
+        repo.git.update_index("--add", "--remove", "--", *relative)
+    return commit

@@ -1,5 +1,5 @@
-"""Export a session's candidate: as one KernelBench-style file (kernel sources embedded and loaded with
-`load_kernel_sources`) or as a workspace folder (`model_new.py` + `kernels/`)."""
+"""Export a session's candidate: as one KernelBench-style file that runs with torch alone (kernel sources
+and their loader embedded, `accept.single_file`) or as a workspace folder (`model_new.py` + `kernels/`)."""
 
 from __future__ import annotations
 

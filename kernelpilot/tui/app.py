@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from kernelpilot.errors import KernelpilotError
-from kernelpilot.session.accept import FORMS, Project
+from kernelpilot.session.accept import FORMS, Acceptance, Project
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
@@ -69,8 +69,13 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
          "build": "Build log", "gpu": "GPU"}
 """Tab id suffix → title, in tab order (keys 1–6)."""
 
-LIVE_ACTIONS = {"accept", "reject", "undo", "accept_form", "pause", "stop", "focus_steer"}
+LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "focus_steer", "steer_ended"}
 """What a read-only session (`sessions show`) does not offer."""
+
+AGENT_ACTIONS = {"pause", "stop", "focus_steer", "steer_ended"}
+"""What a manual session, with no agent, does not offer."""
+
+ENDED_PLACEHOLDER = "session ended: the agent takes no more messages"
 
 WIDGET_STYLESHEETS = sorted((Path(__file__).parent / "widgets").glob("*.tcss"))
 """Each widget's stylesheet lives beside its module."""
@@ -86,6 +91,7 @@ class KernelpilotApp(App[int]):
     CSS_PATH = ["app.tcss", *WIDGET_STYLESHEETS]
     TITLE = "kernelpilot"
     COMMANDS = App.COMMANDS | {ActionsProvider}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept",
                 tooltip="write the selected candidate (or its chosen hunks) into your project"),
@@ -96,7 +102,9 @@ class KernelpilotApp(App[int]):
         Binding("f", "toggle_form", "Form", id="accept_form",
                 tooltip="accept as a workspace folder or as one KernelBench-style file"),
         Binding("i", "focus_steer", "Steer", id="steer", tooltip="type a message for the agent's next turn"),
-        Binding("p", "pause", "Pause/Resume", id="pause", tooltip="pause or resume the agent"),
+        Binding("i", "steer_ended", show=False, id="steer",
+                tooltip="the session has ended: what you type stays in the steering box, away from the keys"),
+        Binding("p", "pause", "Pause", id="pause", tooltip="pause or resume the agent"),
         Binding("x", "stop", "Stop", id="stop", tooltip="stop the session"),
         Binding("q", "quit", "Quit", id="quit", tooltip="leave kernelpilot (the session log is kept)"),
         Binding("escape", "focus_candidates", "Candidates", id="candidates", show=False,
@@ -117,6 +125,7 @@ class KernelpilotApp(App[int]):
         self.project: Project | None = None
         self.running = False
         self.paused = False
+        self.manual = False
         self.loaded: CandidateLoaded | None = None
         self.accept_form = load_state().get("accept_form", "workspace")
         self.turns = 0
@@ -145,7 +154,7 @@ class KernelpilotApp(App[int]):
                 yield CandidatesTable(id="candidates")
                 with TabbedContent(id="views"):
                     with TabPane(VIEWS["diff"], id="tab-diff"):
-                        yield DiffView(id="diff")
+                        yield DiffView(choosable=not self.read_only, id="diff")
                     with TabPane(VIEWS["kernel"], id="tab-kernel"):
                         yield KernelView(id="kernel")
                     with TabPane(VIEWS["correctness"], id="tab-correctness"):
@@ -165,6 +174,7 @@ class KernelpilotApp(App[int]):
         for problem in self._theme_problems:
             self.notify(problem, title="theme file skipped", severity="warning")
         self.set_keymap(load_keymap())
+        self.query_one("#views Tabs").can_focus = False  # views switch with 1–6: one tab reaches the diff
         self.driver = self._connect(self._deliver)
         self.running = not self.read_only
         self.run_session()  # a read-only session replays its log
@@ -222,7 +232,9 @@ class KernelpilotApp(App[int]):
             case SessionStarted():
                 self.project = Project(self.task_path or Path(event.task_path), event.session_id)
                 self.sub_title = " · ".join([Path(event.task_path).name, event.model, event.device])
-                if event.model == MANUAL_MODEL and not self.read_only:
+                self.manual = event.model == MANUAL_MODEL
+                self.query_one("#steer", Input).display = not self.manual
+                if self.manual and not self.read_only:
                     transcript.add_note(f"manual mode: edit model_new.py and kernels/ in {self.driver.workspace_dir} "
                                         "with your own editor; each save is evaluated here")
             case TokenDelta():
@@ -246,7 +258,10 @@ class KernelpilotApp(App[int]):
                 self.query_one(CandidatesTable).set_mark(event.candidate_id, event.decision + "ed")
             case SessionEnded():
                 transcript.add_note(f"session ended: {event.reason}")
-                self.query_one(CandidatesTable).set_best(event.best_candidate_id)
+                table = self.query_one(CandidatesTable)
+                table.set_best(event.best_candidate_id)
+                if event.best_candidate_id is not None:
+                    table.select(event.best_candidate_id)
         if not isinstance(event, (TokenDelta, BuildLogLine)):
             self._show_status()
 
@@ -280,10 +295,14 @@ class KernelpilotApp(App[int]):
 
     @on(SessionFinished)
     def _on_session_finished(self, message: SessionFinished) -> None:
+        """The steering box stays where the user's typing is: disabling it would move the focus, and the
+        rest of a sentence would land on the candidates' keys (an `r` in it rejects)."""
         self.running = False
         steer = self.query_one("#steer", Input)
-        steer.disabled = True
-        steer.placeholder = "session ended: review and accept candidates"
+        steer.placeholder = ENDED_PLACEHOLDER
+        if steer.has_focus or steer.value:
+            self.notify("the agent takes no more messages; what you type stays in the steering box",
+                        title="session ended")
         if message.error:
             self.query_one(Transcript).add_note(f"session failed: {message.error}")
             self.notify(message.error, title="session failed", severity="error")
@@ -355,7 +374,7 @@ class KernelpilotApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """None greys an action out in the footer (and drops it from the palette); False hides it."""
-        if self.read_only and action in LIVE_ACTIONS:
+        if (self.read_only and action in LIVE_ACTIONS) or (self.manual and action in AGENT_ACTIONS):
             return False
         selected = self.query_one(CandidatesTable).selected_id if self.is_mounted else None
         match action:
@@ -367,7 +386,9 @@ class KernelpilotApp(App[int]):
             case "undo":
                 return bool(self.project and self.project.history) or None
             case "pause" | "stop" | "focus_steer":
-                return self.running or None
+                return self.running
+            case "steer_ended":
+                return not self.running
         return True
 
     def action_accept(self) -> None:
@@ -386,17 +407,20 @@ class KernelpilotApp(App[int]):
             return
         written = sorted(str(path) for path, _ in done.previous.items() if path.exists())
         self.driver.record_decision("accept", candidate_id, {"form": self.accept_form, "hunks": list(chosen),
-                                                             "files": written, "commit": done.commit})
-        self.call_from_thread(self._accepted, candidate_id, done.commit, done.branch, written)
+                                                             "files": written, "commit": done.commit,
+                                                             "branch": done.branch, "evaluated": done.evaluated})
+        self.call_from_thread(self._accepted, candidate_id, done, written)
 
-    def _accepted(self, candidate_id: int, commit: str | None, branch: str | None, written: list[str]) -> None:
+    def _accepted(self, candidate_id: int, done: Acceptance, written: list[str]) -> None:
         table = self.query_one(CandidatesTable)
         for other, mark in list(table.marks.items()):
             if mark == "accepted":
                 table.set_mark(other, None)
         table.set_mark(candidate_id, "accepted")
-        where = f", committed {commit[:8]} on {branch}" if commit else ""
-        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{where}",
+        what = "" if done.evaluated else " (chosen hunks: not evaluated)"
+        where = (f"; committed {done.commit[:8]} on branch {done.branch}, your checked-out branch is unchanged"
+                 if done.commit else "")
+        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{what}{where}",
                     title=f"accepted candidate {candidate_id}")
         self._show_diff()
         self.refresh_bindings()
@@ -436,7 +460,11 @@ class KernelpilotApp(App[int]):
         self.action_show_view("diff")
 
     def action_show_view(self, view: str) -> None:
+        """The diff takes the focus as it is shown: its keys (up/down between hunks, space to choose one)
+        work at once; escape goes back to the candidates."""
         self.query_one(TabbedContent).active = f"tab-{view}"
+        if view == "diff":
+            self.query_one("#hunks").focus()
 
     def action_focus_candidates(self) -> None:
         self.query_one(CandidatesTable).focus()
@@ -444,10 +472,17 @@ class KernelpilotApp(App[int]):
     def action_focus_steer(self) -> None:
         self.query_one("#steer", Input).focus()
 
+    def action_steer_ended(self) -> None:
+        self.query_one("#steer", Input).focus()
+        self.notify("the agent takes no more messages", title="session ended")
+
     @on(Input.Submitted, "#steer")
     def _on_steer(self, event: Input.Submitted) -> None:
         text = event.value.strip()
         if not text or self.read_only:
+            return
+        if not self.running:
+            self.notify("the session has ended: nothing was sent", title="not sent", severity="warning")
             return
         event.input.clear()
         self.driver.steer(text)
@@ -478,10 +513,16 @@ def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDri
     driver = open_session(lambda event: app._deliver(event))
     app = KernelpilotApp(lambda deliver: driver, read_only=read_only)
     app.run()
-    if not read_only and not app.session_done.wait(QUIT_GRACE_S):
-        sys.stderr.write(f"kernelpilot: left session {driver.session_id} mid-step; "
-                         f"`kernelpilot optimize --resume {driver.session_id}` continues it\n")
+    mid_step = not read_only and not app.session_done.wait(QUIT_GRACE_S)
+    sys.stdout.write(resume_hint(driver.session_id, mid_step))
     return app.return_code or 0
+
+
+def resume_hint(session_id: str, mid_step: bool) -> str:
+    """Printed as the app exits: the session's id is what every way back to it takes."""
+    return (f"kernelpilot: session {session_id} {'left mid-step' if mid_step else 'saved'}\n"
+            f"  kernelpilot optimize --resume {session_id}   continues it\n"
+            f"  kernelpilot sessions show {session_id}   reviews it\n")
 
 
 def run_optimize_app(settings: Any) -> int:

@@ -24,6 +24,8 @@ class ModelNew(torch.nn.Module):
     pass
 """
 KERNEL = 'extern "C" void k(float* x) {}\n'
+PLAIN = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+"""A candidate without kernels of its own: its single file is itself."""
 RESULT = EvalResult(task="model.py", candidate="c1", device="cpu", built=True, correct=True, reward=2,
                     times_ms={"eager": 2.0, "compile": 1.5, "candidate": 1.0}, speedup_vs_eager=2.0,
                     speedup_vs_compile=1.5)
@@ -57,23 +59,42 @@ def test_single_file_embeds_kernels_and_loads_them_from_sources():
     compile(text, "model_new.py", "exec")
 
 
-def test_accept_writes_next_to_the_task_and_commits_on_a_branch(repo: git.Repo):
+def test_accept_commits_on_the_session_branch_without_moving_head(repo: git.Repo):
     root = Path(repo.working_tree_dir)
+    head = repo.head.commit.hexsha
     project = Project(root / "model.py", "s1")
     done = project.accept(1, {"model_new.py": MODEL, "kernels/k.cu": KERNEL}, RESULT)
     assert (root / "model_kernelpilot" / "kernels" / "k.cu").read_text() == KERNEL
-    assert repo.active_branch.name == "kernelpilot/s1"
-    assert repo.head.commit.hexsha == done.commit
-    assert "speedup vs eager 2.00x" in repo.head.commit.message
-    assert set(repo.head.commit.stats.files) == {"model_kernelpilot/model_new.py", "model_kernelpilot/kernels/k.cu"}
+    assert repo.active_branch.name == "main" and repo.head.commit.hexsha == head
+    assert done.branch == "kernelpilot/s1" and repo.heads["kernelpilot/s1"].commit.hexsha == done.commit
+    commit = repo.commit(done.commit)
+    assert commit.parents[0].hexsha == head
+    assert "status: correct, reward 2" in commit.message and "speedup vs eager 2.00x" in commit.message
+    assert set(commit.stats.files) == {"model_kernelpilot/model_new.py", "model_kernelpilot/kernels/k.cu"}
+    second = project.accept(2, {"model_new.py": MODEL + "# faster\n", "kernels/k.cu": KERNEL}, RESULT)
+    assert repo.commit(second.commit).parents[0].hexsha == done.commit
+    assert repo.active_branch.name == "main" and repo.head.commit.hexsha == head
+
+
+def test_a_partial_accept_is_committed_as_not_evaluated(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    files = {"model_new.py": MODEL, "kernels/k.cu": KERNEL}
+    done = project.accept(3, files, RESULT, chosen_hunks=["kernels/k.cu#0"])
+    assert not done.evaluated and done.files == {"kernels/k.cu": KERNEL}
+    message = repo.commit(done.commit).message
+    assert "chosen hunks of candidate 3" in message and "status: not evaluated" in message
+    assert "reward" not in message and "status: correct" not in message
+    whole = project.accept(3, files, RESULT, chosen_hunks=["model_new.py#0"])
+    assert whole.evaluated and "status: correct, reward 2" in repo.commit(whole.commit).message
 
 
 def test_accept_leaves_the_users_other_staged_work_alone(repo: git.Repo):
     root = Path(repo.working_tree_dir)
     (root / "notes.txt").write_text("mine\n")
     repo.git.add("notes.txt")
-    Project(root / "model.py", "s1").accept(1, {"model_new.py": MODEL}, RESULT, form="single")
-    assert "notes.txt" not in repo.head.commit.stats.files
+    done = Project(root / "model.py", "s1").accept(1, {"model_new.py": PLAIN}, RESULT, form="single")
+    assert set(repo.commit(done.commit).stats.files) == {"model_new.py"}
     assert "notes.txt" in repo.git.diff("--cached", "--name-only")
     assert (root / "model_new.py").exists()
 
@@ -87,11 +108,13 @@ def test_undo_restores_the_tree_and_records_a_commit(repo: git.Repo):
     assert (root / "model_kernelpilot" / "model_new.py").read_text() == MODEL
     project.undo()
     assert not (root / "model_kernelpilot").exists()
-    assert repo.head.commit.message.startswith("kernelpilot: undo accept of candidate 1")
+    assert repo.heads["kernelpilot/s1"].commit.message.startswith("kernelpilot: undo accept of candidate 1")
+    assert "model_kernelpilot" not in [t.name for t in repo.heads["kernelpilot/s1"].commit.tree.trees]
+    assert repo.active_branch.name == "main"
     assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout == ""
 
 
 def test_accept_outside_git_only_writes_files(tmp_path: Path):
     (tmp_path / "model.py").write_text("# task\n")
-    done = Project(tmp_path / "model.py", "s1").accept(3, {"model_new.py": MODEL}, None, form="single")
-    assert done.commit is None and (tmp_path / "model_new.py").read_text() == MODEL
+    done = Project(tmp_path / "model.py", "s1").accept(3, {"model_new.py": PLAIN}, None, form="single")
+    assert done.commit is None and (tmp_path / "model_new.py").read_text() == PLAIN

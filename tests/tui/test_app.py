@@ -22,7 +22,7 @@ from kernelpilot.session.events import (
     ToolCall,
     ToolResult,
 )
-from kernelpilot.tui.app import KernelpilotApp
+from kernelpilot.tui.app import KernelpilotApp, _run_app
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.gpu import GpuSample
 from kernelpilot.tui.widgets.candidates import CandidatesTable
@@ -68,6 +68,11 @@ def text_of(app: KernelpilotApp, selector: str) -> str:
 
 def footer_key(app: KernelpilotApp, action: str) -> FooterKey:
     return next(key for key in app.query(FooterKey) if key.action == action)
+
+
+def footer_keys(app: KernelpilotApp) -> list[str]:
+    """The keys the footer shows, less the command palette's."""
+    return [key.key for key in app.query(FooterKey) if key.action != "command_palette"]
 
 
 async def select(pilot, candidate_id: int) -> None:
@@ -143,8 +148,9 @@ async def test_accept_writes_the_candidate_and_commits_it(project):
     repo = git.Repo(project.parent)
     written = project.parent / "model_kernelpilot" / "kernels" / "relu_bias_scale.cpp"
     assert written.read_text() == FILES["c3"]["kernels/relu_bias_scale.cpp"]
-    assert repo.active_branch.name == "kernelpilot/s-test"
-    assert "accept candidate 3" in repo.head.commit.message and "reward 3" in repo.head.commit.message
+    assert repo.active_branch.name == "main" and len(list(repo.iter_commits())) == 1
+    commit = repo.heads["kernelpilot/s-test"].commit
+    assert "accept candidate 3" in commit.message and "reward 3" in commit.message
     assert sessions[0].decisions[0][:2] == ("accept", 3)
 
 
@@ -168,7 +174,7 @@ async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_no
 
 
 async def test_chosen_hunks_only_and_undo(project):
-    app, _ = make_app(project)
+    app, sessions = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await select(pilot, 1)
@@ -180,6 +186,9 @@ async def test_chosen_hunks_only_and_undo(project):
         await settle(pilot)
         accepted = project.parent / "model_kernelpilot"
         assert sorted(str(p.relative_to(accepted)) for p in accepted.rglob("*.*")) == ["model_new.py"]
+        assert sessions[0].decisions[-1][2]["evaluated"] is False
+        message = git.Repo(project.parent).heads["kernelpilot/s-test"].commit.message
+        assert "status: not evaluated" in message and "reward" not in message
         await pilot.press("u")
         await settle(pilot)
         assert not (accepted / "model_new.py").exists()
@@ -244,6 +253,10 @@ async def test_manual_mode_says_where_to_edit_and_shows_failed_saves(project):
         shown = " ".join(line for line in transcript_lines(app) if line)
         assert "manual mode: edit model_new.py and kernels/ in workspace" in shown
         assert "▶ ✗ evaluate" in shown
+        assert not app.query_one("#steer").display
+        assert not {"focus_steer", "steer_ended", "pause", "stop"} & {key.action for key in app.query(FooterKey)}
+        await pilot.press("i", "p", "x")
+        assert app.focused is app.query_one(CandidatesTable)
 
 
 async def test_steering_goes_to_a_running_session_only(project):
@@ -256,7 +269,63 @@ async def test_steering_goes_to_a_running_session_only(project):
         started.set()
         await settle(pilot)
         assert "you › use float4" in [entry.text for entry in app.query_one(Transcript).entries if entry.kind == "user"]
-        assert app.query_one("#steer").disabled and not app.check_action("focus_steer", ())
+        assert not app.check_action("focus_steer", ()) and "session ended" in app.query_one("#steer").placeholder
+        await pilot.press("i", *"more", "enter")
+        await pilot.pause()
+        assert sessions[0].steered == ["use float4"]
+        assert [n.title for n in app._notifications] == ["session ended", "not sent"]
+
+
+async def test_typing_when_the_session_ends_stays_in_the_steering_box(project):
+    started = threading.Event()
+    app, sessions = make_app(project, started=started)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("i", *"try AVX2 ")
+        started.set()
+        await settle(pilot)
+        await pilot.press(*"intrinsics, accept or reject")
+        await settle(pilot)
+        steer = app.query_one("#steer")
+        assert steer.has_focus and steer.value == "try AVX2 intrinsics, accept or reject"
+        assert sessions[0].decisions == [] and not app.query_one(CandidatesTable).marks
+        assert "session ended" in [n.title for n in app._notifications]
+        await pilot.press("escape")
+        assert footer_keys(app) == ["a", "r", "u", "d", "f", "q"], "no steer, pause or stop keys after the end"
+
+
+async def test_the_cursor_rests_on_the_best_candidate_at_the_end(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.query_one(CandidatesTable)
+        assert table.best_id == 3 and table.selected_id == 3
+        assert app.loaded is not None and app.loaded.candidate_id == 3
+
+
+def test_quitting_prints_the_session_id_and_how_to_come_back(project, monkeypatch, capsys):
+    def run(app):
+        app.session_done.set()
+
+    monkeypatch.setattr(KernelpilotApp, "run", run)
+    _run_app(lambda on_event: ScriptedSession(on_event, script(str(project))), read_only=False)
+    assert capsys.readouterr().out.splitlines() == [
+        "kernelpilot: session s-test saved",
+        "  kernelpilot optimize --resume s-test   continues it",
+        "  kernelpilot sessions show s-test   reviews it",
+    ]
+
+
+async def test_space_chooses_a_hunk_as_soon_as_the_diff_is_shown(project):
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 1)
+        await pilot.press("1", "space")
+        diff = app.query_one(DiffView)
+        assert diff.chosen == {diff.hunks[0].id}
+        await pilot.press("escape", "tab", "down", "space")  # from the candidates, one tab reaches the diff
+        assert diff.chosen == {diff.hunks[0].id, diff.hunks[1].id}
 
 
 async def test_permission_prompt_answers_the_session(project):
@@ -316,6 +385,10 @@ async def test_read_only_session_can_be_reviewed_but_not_changed(project):
         assert app.query_one(DiffView).hunks
         assert not app.check_action("accept", ()) and app.check_action("pause", ()) is False
         assert app.query_one("#steer").disabled
+        await pilot.press("1", "space")
+        diff = app.query_one(DiffView)
+        assert diff.chosen == set() and "space" not in str(app.query_one("#diff-title").content)
+        assert {key.action for key in app.query(FooterKey)} == {"cycle_diff_base", "quit", "command_palette"}
 
 
 async def test_gpu_panel_says_when_there_is_no_gpu(project, monkeypatch):
@@ -336,3 +409,24 @@ def test_gpu_panel_warns_when_other_processes_use_the_gpu():
     shown = console.export_text()
     assert "NVIDIA H200" in shown and "power cap" in shown
     assert "busy with other processes (4242): timings are unreliable" in shown
+
+
+async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
+    started = threading.Event()
+    app, _ = make_app(project, started=started)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        keys = [key for key in app.query(FooterKey)]
+        assert [key.key for key in keys] == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
+        assert max(key.region.right for key in keys) <= 80, "the running session's keys all fit"
+        started.set()
+        await settle(pilot)
+        table = app.query_one(CandidatesTable)
+        widths = sum(column.get_render_width(table) for column in table.columns.values())
+        assert widths <= table.scrollable_content_region.width
+        assert [str(column.label) for column in table.columns.values()] == ["#", "status", "eager", "compile", "R", ""]
+        assert str(table.get_cell("3", "reward")) == "+3" and str(table.get_cell("3", "mark")) == "★ "
+        await pilot.press("3")
+        await settle(pilot)
+        report = text_of(app, "#correctness-report")
+        assert "┃ output 0" in report and "│ mismatched" in report, "one column per output, its fields down the side"

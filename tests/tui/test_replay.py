@@ -95,8 +95,9 @@ async def test_replayed_session_review_reject_accept_then_read_only(project):
         session_dir = app.driver.session_dir
     kernel = project.parent / "model_kernelpilot" / "kernels" / "relu_bias_scale.cpp"
     assert "bias[c];" in kernel.read_text()
-    assert repo.active_branch.name == f"kernelpilot/{session_dir.name}"
-    assert "accept candidate 2" in repo.head.commit.message and "status: correct" in repo.head.commit.message
+    assert repo.active_branch.name == "main"
+    commit = repo.heads[f"kernelpilot/{session_dir.name}"].commit
+    assert "accept candidate 2" in commit.message and "status: correct" in commit.message
     decisions = [(e.decision, e.candidate_id) for e in read_events(session_dir / LOG_NAME) if e.kind == "user_decision"]
     assert decisions == [("reject", 1), ("accept", 2)]
 

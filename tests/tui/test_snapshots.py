@@ -1,4 +1,5 @@
-"""Snapshots of the main screen with a candidate selected, in the dark and the light theme."""
+"""Snapshots of the main screen with a candidate selected, in the dark and the light theme, and on an 80×24
+terminal."""
 
 from __future__ import annotations
 
@@ -29,3 +30,20 @@ def test_main_screen(theme, snap_compare, monkeypatch, tmp_path):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=review_best_candidate)
+
+
+def test_main_screen_at_80_by_24(snap_compare, monkeypatch, tmp_path):
+    """The smallest terminal people use: every column of the candidates, the outputs table on its side, the
+    whole footer."""
+    monkeypatch.setattr("kernelpilot.tui.widgets.gpu_panel.sample_gpu", lambda: None)
+    task = tmp_path / "model.py"
+    app = KernelpilotApp(lambda on_event: ScriptedSession(on_event, script(str(task))), task_path=task,
+                         gpu_interval=0)
+
+    async def review_the_best_candidates_correctness(pilot) -> None:
+        await settle(pilot)
+        pilot.app.query_one(Input).cursor_blink = False
+        pilot.app.query_one("#views").active = "tab-correctness"
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=review_the_best_candidates_correctness)

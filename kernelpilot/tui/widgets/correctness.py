@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from kernelpilot.harness.result import EvalResult, OutputCheck
@@ -40,18 +42,36 @@ def heat_map(check: OutputCheck) -> Text:
     return text
 
 
-def outputs_table(result: EvalResult) -> Table:
+OUTPUT_FIELDS = ("out", "shape", "dtype", "max abs", "max rel", "atol", "rtol", "mismatched", "where")
+LEFT_ALIGNED = ("shape", "dtype", "where")
+
+
+def output_row(check: OutputCheck) -> list[str | Text]:
+    """One output's check, field by field (`OUTPUT_FIELDS`)."""
+    return [
+        str(check.index), "×".join(map(str, check.shape)), check.dtype,
+        Text(_fmt(check.max_abs_err), style="" if check.ok else "bold red"), _fmt(check.max_rel_err),
+        _fmt(check.atol), _fmt(check.rtol),
+        Text(f"{check.mismatched:,} ({100 * check.mismatched / max(check.numel, 1):.3g}%)",
+             style="green" if check.ok else "red"), index_ranges(check),
+    ]
+
+
+def outputs_table(result: EvalResult, compact: bool = False) -> Table:
+    """A row per output; compact (a narrow terminal), a column per output, its fields down the side."""
     table = Table(title="outputs vs float64 reference (worst trial)", expand=True, title_justify="left")
-    for column in ("out", "shape", "dtype", "max abs", "max rel", "atol", "rtol", "mismatched", "where"):
-        table.add_column(column, justify="right" if column not in ("shape", "dtype", "where") else "left")
-    for check in result.outputs:
-        table.add_row(
-            str(check.index), "×".join(map(str, check.shape)), check.dtype,
-            Text(_fmt(check.max_abs_err), style="" if check.ok else "bold red"), _fmt(check.max_rel_err),
-            _fmt(check.atol), _fmt(check.rtol),
-            Text(f"{check.mismatched:,} ({100 * check.mismatched / max(check.numel, 1):.3g}%)",
-                 style="green" if check.ok else "red"), index_ranges(check),
-        )
+    rows = [output_row(check) for check in result.outputs]
+    if compact:
+        table.add_column("", style="bold")
+        for check in result.outputs:
+            table.add_column(f"output {check.index}")
+        for field, *values in zip(OUTPUT_FIELDS[1:], *(row[1:] for row in rows)):
+            table.add_row(field, *values)
+        return table
+    for column in OUTPUT_FIELDS:
+        table.add_column(column, justify="left" if column in LEFT_ALIGNED else "right")
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
@@ -64,7 +84,7 @@ def mismatches_table(check: OutputCheck) -> Table:
     return table
 
 
-def report(result: EvalResult) -> Group:
+def report(result: EvalResult, compact: bool = False) -> Group:
     parts: list = []
     verdict = {"correct": ("correct", "bold green"), "wrong": ("wrong results", "bold red"),
                "guard_violation": ("guard violation", "bold magenta"),
@@ -75,7 +95,7 @@ def report(result: EvalResult) -> Group:
     if result.error:
         parts.append(Text(result.error, style="red"))
     if result.outputs:
-        parts.append(outputs_table(result))
+        parts.append(outputs_table(result, compact))
     for check in result.outputs:
         if check.error_grid:
             parts.append(Text(f"\noutput {check.index}: max abs error by block", style="bold"))
@@ -85,9 +105,27 @@ def report(result: EvalResult) -> Group:
     return Group(*parts)
 
 
+COMPACT_BELOW = 90
+"""Widths (in cells) below which the outputs table turns on its side: nine columns do not fit."""
+
+
 class CorrectnessView(VerticalScroll):
+    compact: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.result: EvalResult | None = None
+
     def compose(self):
         yield Static("Select a candidate to see how its outputs compare.", id="correctness-report")
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.compact = event.size.width < COMPACT_BELOW
+
+    def watch_compact(self) -> None:
+        if self.result is not None:
+            self.show(self.result)
+
     def show(self, result: EvalResult) -> None:
-        self.query_one("#correctness-report", Static).update(report(result))
+        self.result = result
+        self.query_one("#correctness-report", Static).update(report(result, self.compact))

@@ -1,7 +1,8 @@
 """Candidate diffs against the previous candidate, the best one, or the accepted state, hunk by hunk,
 the code highlighted as its language.
 
-Against the accepted state, hunks can be chosen (space) so that accept takes only those.
+Against the accepted state, hunks can be chosen (space) so that accept takes only those — in a live
+session: a read-only one (`sessions show`) has nothing to accept them into.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def hunk_body(hunk: Hunk) -> list[Content]:
             for line, highlighted in zip(hunk.lines, code, strict=True)]
 
 
-def hunk_header(hunk: Hunk, chosen: bool, current: bool) -> Content:
-    mark = "[x] " if chosen else "[ ] "
+def hunk_header(hunk: Hunk, chosen: bool, current: bool, choosing: bool) -> Content:
+    """The hunk's path and range, with its box ([x] chosen) where hunks can be chosen."""
+    mark = ("[x] " if chosen else "[ ] ") if choosing else ""
     return Content.styled(f"{mark}{hunk.path} {hunk.header}", "bold reverse" if current else "bold")
 
 
@@ -60,9 +62,11 @@ class HunkList(CodeLines):
         """The line of each hunk's header."""
         self.chosen: set[str] = set()
         self.cursor: int | None = None
+        self.choosing = False
+        """Whether the hunks shown can be chosen (set with them)."""
 
-    def show(self, found: list[Hunk], strips: list[Strip]) -> None:
-        self.hunks, self.chosen, self.cursor = found, set(), None
+    def show(self, found: list[Hunk], strips: list[Strip], choosing: bool) -> None:
+        self.hunks, self.chosen, self.cursor, self.choosing = found, set(), None, choosing
         self.starts = list(accumulate((len(hunk.lines) + 1 for hunk in found), initial=0))[:len(found)]
         self.set_strips(strips)
         self.scroll_home(animate=False)
@@ -78,11 +82,12 @@ class HunkList(CodeLines):
 
     def _redraw_header(self, index: int) -> None:
         hunk = self.hunks[index]
-        self.replace_line(self.starts[index], hunk_header(hunk, hunk.id in self.chosen, index == self.cursor))
+        self.replace_line(self.starts[index],
+                          hunk_header(hunk, hunk.id in self.chosen, index == self.cursor, self.choosing))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_hunk":
-            return self.parent.base == "accepted" and bool(self.hunks) or None
+            return (bool(self.hunks) or None) if self.choosing else False
         return True
 
     def action_move(self, step: int) -> None:
@@ -103,8 +108,10 @@ class HunkList(CodeLines):
 class DiffView(Vertical):
     base: reactive[str] = reactive("accepted")
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, choosable: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.choosable = choosable
+        """False in a read-only session: nothing to accept chosen hunks into."""
         self.files: dict[str, str] = {}
         self.bases: dict[str, dict[str, str]] = {name: {} for name in BASES}
 
@@ -141,13 +148,14 @@ class DiffView(Vertical):
     def _diff(self, old: dict[str, str], new: dict[str, str], base: str, palette: Palette) -> None:
         """Diffing, highlighting and styling run here, off the event loop (pygments takes tens of ms a file)."""
         found = hunks(old, new) if new else []
-        lines = [line for hunk in found for line in (hunk_header(hunk, False, False), *hunk_body(hunk))]
-        self.app.call_from_thread(self._show_hunks, found, strips_of(lines, palette), base)
+        choosing = self.choosable and base == "accepted"
+        lines = [line for hunk in found for line in (hunk_header(hunk, False, False, choosing), *hunk_body(hunk))]
+        self.app.call_from_thread(self._show_hunks, found, strips_of(lines, palette), base, choosing)
 
-    def _show_hunks(self, found: list[Hunk], strips: list[Strip], base: str) -> None:
-        self.query_one(HunkList).show(found, strips)
+    def _show_hunks(self, found: list[Hunk], strips: list[Strip], base: str, choosing: bool) -> None:
+        self.query_one(HunkList).show(found, strips, choosing)
         title = f"vs {BASE_LABELS[base]}: {len(found)} hunk{'s' * (len(found) != 1)}"
-        if base == "accepted" and found:
+        if choosing and found:
             title += " (space chooses hunks; accept takes the chosen ones, or all)"
         if self.files and not found:
             title += " (identical)"

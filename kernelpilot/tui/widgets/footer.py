@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
+
+COMPACT_BELOW = 120
+"""Terminal widths below which the footer draws its keys closer together."""
+
+NO_PALETTE_KEY_BELOW = 90
+"""Terminal widths below which the footer leaves out the command palette's key."""
 
 
 def _shown_keys(screen: Screen) -> tuple[dict[str, tuple[str, str, str]], dict[str, bool]]:
@@ -27,6 +34,12 @@ class KeyFooter(Footer):
     updates those keys, and the footer is rebuilt only when the keys themselves change."""
 
     _drawn_keys: dict[str, tuple[str, str, str]] | None = None
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Where the keys would not all fit: Textual's compact style (less space between keys), and no
+        palette key over the last of them (ctrl+p still opens it)."""
+        self.compact = event.size.width < COMPACT_BELOW
+        self.show_command_palette = event.size.width >= NO_PALETTE_KEY_BELOW
 
     def bindings_changed(self, screen: Screen) -> None:
         keys, enabled = _shown_keys(screen)
