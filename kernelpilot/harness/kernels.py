@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,27 +26,13 @@ import torch
 
 from kernelpilot.harness.build import backend_of, build_kernels, sources_of
 from kernelpilot.harness.paths import cache_dir
+from kernelpilot.harness.standalone_kernels import KERNEL_COMMENTS, KERNEL_LAUNCHER, KERNEL_QUALIFIERS, KERNEL_SCALARS
 
 launch_counts: Counter[str] = Counter()
 """Calls per launcher name since the process started (read by the harness's guards)."""
 
 profiling = False
 """Set by the harness while it profiles, so each launcher shows up as a named range."""
-
-_SCALARS: dict[str, type] = {
-    "int": ctypes.c_int32, "int32_t": ctypes.c_int32, "unsigned": ctypes.c_uint32,
-    "unsigned int": ctypes.c_uint32, "uint32_t": ctypes.c_uint32,
-    "long": ctypes.c_int64, "long long": ctypes.c_int64, "int64_t": ctypes.c_int64,
-    "ptrdiff_t": ctypes.c_int64, "size_t": ctypes.c_uint64, "uint64_t": ctypes.c_uint64,
-    "unsigned long": ctypes.c_uint64, "unsigned long long": ctypes.c_uint64,
-    "float": ctypes.c_float, "double": ctypes.c_double, "bool": ctypes.c_bool,
-}
-_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
-_LAUNCHER = re.compile(
-    r'extern\s+"C"\s+(?:__host__\s+|__attribute__\s*\(\([^)]*\)\)\s+)*(void|int)\s+(\w+)\s*\(([^)]*)\)\s*\{'
-)
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
 
 class KernelSignatureError(RuntimeError):
     """A launcher signature that cannot be called through ctypes."""
@@ -69,14 +54,14 @@ class Signature:
 
 
 def _param(text: str, launcher: str, source: str) -> Param:
-    text = " ".join(_QUALIFIERS.sub(" ", text).split())
+    text = " ".join(KERNEL_QUALIFIERS.sub(" ", text).split())
     if "*" in text:
         return Param(text.rsplit("*", 1)[1].strip() or "ptr", "pointer")
     words = text.split()
     type_name, name = (" ".join(words[:-1]), words[-1]) if len(words) > 1 else (text, "arg")
     if type_name == "cudaStream_t":
         return Param(name, "stream")
-    if type_name not in _SCALARS:
+    if type_name not in KERNEL_SCALARS:
         raise KernelSignatureError(
             f"{source}: launcher {launcher}: unsupported parameter type '{type_name}' "
             "(use pointers, integers, float, double, bool or cudaStream_t)"
@@ -85,9 +70,9 @@ def _param(text: str, launcher: str, source: str) -> Param:
 
 
 def parse_launchers(source: Path) -> list[Signature]:
-    code = _COMMENTS.sub("", source.read_text(errors="replace"))
+    code = KERNEL_COMMENTS.sub("", source.read_text(errors="replace"))
     signatures = []
-    for returns, name, params in _LAUNCHER.findall(code):
+    for returns, name, params in KERNEL_LAUNCHER.findall(code):
         parts = [p for p in (s.strip() for s in params.split(",")) if p and p != "void"]
         signatures.append(Signature(name, returns, tuple(_param(p, name, source.name) for p in parts), source.name))
     return signatures
@@ -100,7 +85,7 @@ class Launcher:
         self._function = function
         self.signature = signature
         self._backend = backend
-        self._argtypes = [ctypes.c_void_p if p.kind in ("pointer", "stream") else _SCALARS[p.kind]
+        self._argtypes = [ctypes.c_void_p if p.kind in ("pointer", "stream") else KERNEL_SCALARS[p.kind]
                           for p in signature.params]
         function.argtypes = self._argtypes
         function.restype = ctypes.c_int if signature.returns == "int" else None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.session import standalone_kernels
+from kernelpilot.harness import standalone_kernels
 
 FORMS = ("workspace", "single")
 CONTEXT_LINES = 3

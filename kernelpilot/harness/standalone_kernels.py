@@ -1,8 +1,9 @@
 """The kernel loader a single file carries out of kernelpilot: torch alone, no kernelpilot import.
 
 `harness.kernels` builds through the harness's object cache and counts launches for its guards; a file
-accepted into a project or exported runs where kernelpilot may not be installed, so `accept.single_file`
-embeds this module's code (all below this docstring) in the file instead. The calling convention is the
+accepted into a project or exported runs where kernelpilot may not be installed, so `session.accept`
+embeds this module's code (all below this docstring) in the file instead. The launcher grammar below is
+the one `harness.kernels` parses with. The calling convention is the
 harness's: every `extern "C"` function returning void or int is a launcher, tensors pass as pointers, a
 trailing `cudaStream_t` is filled with the current stream when omitted, a non-zero int return is an error.
 Sources with a `.cu` file build with nvcc for the local GPU (`KERNELPILOT_CUDA_ARCH` overrides), others
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-_KERNEL_SCALARS = {
+KERNEL_SCALARS = {
     "int": ctypes.c_int32, "int32_t": ctypes.c_int32, "unsigned": ctypes.c_uint32,
     "unsigned int": ctypes.c_uint32, "uint32_t": ctypes.c_uint32,
     "long": ctypes.c_int64, "long long": ctypes.c_int64, "int64_t": ctypes.c_int64,
@@ -29,23 +30,23 @@ _KERNEL_SCALARS = {
     "unsigned long": ctypes.c_uint64, "unsigned long long": ctypes.c_uint64,
     "float": ctypes.c_float, "double": ctypes.c_double, "bool": ctypes.c_bool,
 }
-_KERNEL_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
-_KERNEL_LAUNCHER = re.compile(
+KERNEL_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
+KERNEL_LAUNCHER = re.compile(
     r'extern\s+"C"\s+(?:__host__\s+|__attribute__\s*\(\([^)]*\)\)\s+)*(void|int)\s+(\w+)\s*\(([^)]*)\)\s*\{'
 )
-_KERNEL_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+KERNEL_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _KERNEL_LIBRARIES = ("cublas", "cublasLt", "cudnn")
 
 
 def _kernel_param_type(text):
     """`pointer`, `stream` or the scalar's C type, for one launcher parameter's declaration."""
-    text = " ".join(_KERNEL_QUALIFIERS.sub(" ", text).split())
+    text = " ".join(KERNEL_QUALIFIERS.sub(" ", text).split())
     if "*" in text:
         return "pointer"
     type_name = " ".join(text.split()[:-1]) or text
     if type_name == "cudaStream_t":
         return "stream"
-    if type_name not in _KERNEL_SCALARS:
+    if type_name not in KERNEL_SCALARS:
         raise TypeError(f"unsupported launcher parameter type '{type_name}'")
     return type_name
 
@@ -84,7 +85,7 @@ def _kernel_library(sources):
 
 
 def _kernel_launcher(function, name, returns, kinds):
-    function.argtypes = [ctypes.c_void_p if kind in ("pointer", "stream") else _KERNEL_SCALARS[kind] for kind in kinds]
+    function.argtypes = [ctypes.c_void_p if kind in ("pointer", "stream") else KERNEL_SCALARS[kind] for kind in kinds]
     function.restype = ctypes.c_int if returns == "int" else None
     appends_stream = bool(kinds) and kinds[-1] == "stream"
 
@@ -106,7 +107,7 @@ def load_kernel_sources(sources):
     handle = ctypes.CDLL(str(_kernel_library(sources)))
     launchers = {}
     for code in sources.values():
-        for returns, name, params in _KERNEL_LAUNCHER.findall(_KERNEL_COMMENTS.sub("", code)):
+        for returns, name, params in KERNEL_LAUNCHER.findall(KERNEL_COMMENTS.sub("", code)):
             kinds = [_kernel_param_type(p) for p in (s.strip() for s in params.split(",")) if p and p != "void"]
             launchers[name] = _kernel_launcher(getattr(handle, name), name, returns, kinds)
     return types.SimpleNamespace(**launchers)
