@@ -16,11 +16,13 @@ session opens read-only with `SessionController.open(id_or_dir)`: its `run()` re
 through `on_event`, and candidates / diff / files_at work without running anything.
 
 Budgets (`max_turns`, `budget_usd`) count over the whole session, across `--resume`; `max_minutes`
-counts from this `run()`.
+counts from this `run()`. A resumed session first finishes the turn a kill (or a stop) cut short; one that
+ended with the agent's `done` runs nothing more.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import shutil
 import threading
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelpilot.agent.conversation import Conversation
+from kernelpilot.agent.conversation import INTERRUPTED, Conversation
 from kernelpilot.agent.feedback import describe_result
 from kernelpilot.agent.llm import ReplayClient, ReplayExhausted, make_client
 from kernelpilot.agent.manual import SaveWatcher, starter_model
@@ -61,6 +63,7 @@ from kernelpilot.session.events import (
 from kernelpilot.session.log import SessionLog
 from kernelpilot.session.store import (
     DEFAULT_ROOT,
+    FINISHED,
     LOG_NAME,
     WORKSPACE_NAME,
     CandidateRecord,
@@ -155,6 +158,8 @@ class SessionController:
         self._history: list[SessionEvent] = []
         self._next_worker: StartedWorker | None = None
         """The next evaluation's worker, started ahead: it comes up while the agent (or the user) works."""
+        self._ended: SessionEnded | None = None
+        """How the session last ended (a resumed one)."""
         if settings.resume or settings.read_only:
             self._reopen(settings)
         else:
@@ -184,6 +189,7 @@ class SessionController:
         skill = find_skill(self._skill_ref)
         self._skill_ref = skill.name if self._skill_ref == skill.name else str(skill.path)
         self._skill = skill
+        check_task_runs(task, self._eval_options())
         self.session_id = new_session_id()
         self.session_dir = Path(settings.sessions_root) / self.session_id
         self.task_sha256 = sha256_file(task)
@@ -199,6 +205,7 @@ class SessionController:
         record = SessionRecord(locate(settings.resume, Path(settings.sessions_root)))
         started = record.started
         self._history = list(record.events)
+        self._ended = record.ended
         self.session_id = started.session_id
         self.session_dir = record.directory
         self.device, self.policy, self._skill_ref = started.device, started.policy, started.skill
@@ -276,9 +283,8 @@ class SessionController:
         """Blocking. Returns when the agent is done, a budget ends, `stop()` is called or (manual) on interrupt."""
         for event in self._history:
             self._on_event(event)
-        if self.settings.read_only:
-            ended = next((e for e in reversed(self._history) if isinstance(e, SessionEnded)), None)
-            return self._summary(ended.reason if ended else "unfinished")
+        if self.settings.read_only or (self._ended and self._ended.reason == FINISHED):
+            return self._summary(self._ended.reason if self._ended else "unfinished")
         if not self._history:
             self._emit(SessionStarted(
                 session_id=self.session_id, task_path=str(self._task_path), task_sha256=self.task_sha256,
@@ -301,9 +307,10 @@ class SessionController:
 
     def _agent_loop(self) -> str:
         conversation = Conversation.rebuild(self._opening, self._history, self._calls_of)
+        self._finish_interrupted_turn(conversation)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
-        while True:
+        while not self._done:
             if (reason := self._wait_while_paused() or self._budget_spent(started)) is not None:
                 return reason
             while not self._steering.empty():
@@ -334,8 +341,31 @@ class SessionController:
                     return "stopped"
                 output, _ = self._run_tool(turn, call)
                 conversation.add_tool_result(call["id"], call["function"]["name"], output)
-            if self._done:
-                return "done"
+        return "done"
+
+    def _finish_interrupted_turn(self, conversation: Conversation) -> None:
+        """Answer the last turn's tool calls that have no result yet (a kill or a stop came first).
+
+        An interrupted evaluation runs again: it judges a commit, so a second run is harmless, and the
+        candidate the workspace already holds gets its verdict. Another interrupted call may have half
+        happened, so it is reported as interrupted; calls that never began run now.
+        """
+        last = next((e for e in reversed(self._history) if isinstance(e, LLMTurn)), None)
+        if last is None:
+            return
+        begun = {e.call_id for e in self._history if isinstance(e, ToolCall) and e.turn == last.turn}
+        answered = {e.call_id for e in self._history if isinstance(e, ToolResult) and e.turn == last.turn}
+        for call in self._calls_of(last.response, last.turn):
+            name = call["function"]["name"]
+            if call["id"] in answered or self._stop.is_set():
+                continue
+            if call["id"] not in begun:
+                output, _ = self._run_tool(last.turn, call)
+            elif name == "evaluate":
+                output, _ = self._tool_result(last.turn, call, *self._call_tool(name, {}))
+            else:
+                output, _ = self._tool_result(last.turn, call, INTERRUPTED, False)
+            conversation.add_tool_result(call["id"], name, output)
 
     @staticmethod
     def _calls_of(message: dict[str, Any], turn: int) -> list[dict[str, Any]]:
@@ -366,6 +396,9 @@ class SessionController:
             self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments={"raw": raw}))
             return self._tool_result(turn, call, str(error), False)
         self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments=arguments))
+        return self._tool_result(turn, call, *self._call_tool(name, arguments))
+
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         try:
             if name in FILE_TOOLS:
                 output, ok = call_file_tool(self._files, name, arguments), True
@@ -381,7 +414,7 @@ class SessionController:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
         except ToolError as error:
             output, ok = str(error), False
-        return self._tool_result(turn, call, output, ok)
+        return output, ok
 
     def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool) -> tuple[str, bool]:
         self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok))
@@ -423,7 +456,10 @@ class SessionController:
             raise ToolError(f"{TASK_FILE} no longer matches the task this session started with; not evaluated")
         with self._lock:
             candidate_id = len(self._candidates) + 1
-            commit = self._workspace.snapshot(f"candidate {candidate_id}")
+            if self._unevaluated_head():
+                commit = self._workspace.repo.head.commit.hexsha
+            else:
+                commit = self._workspace.snapshot(f"candidate {candidate_id}")
         folder = self.session_dir / "candidates" / str(candidate_id)
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
@@ -443,18 +479,30 @@ class SessionController:
         self._emit(Evaluation(candidate_id=candidate_id, commit=commit, result=result))
         return record
 
+    def _unevaluated_head(self) -> bool:
+        """The workspace's last commit is the next candidate's, which a kill kept from its verdict, and nothing
+        changed since: it is evaluated as it is, not committed twice."""
+        repo = self._workspace.repo
+        return (repo.head.commit.message.strip() == f"candidate {len(self._candidates) + 1}"
+                and not repo.is_dirty(untracked_files=True))
+
     def _manual_loop(self) -> str:
         started = time.monotonic()
+        if self._unevaluated_head():
+            self._evaluate_manually()
         with SaveWatcher(self.workspace_dir) as watcher:
             while not self._stop.wait(POLL_S):
                 if self._out_of_time(started):
                     return "wall_time"
                 if self._running.is_set() and watcher.take_settled_save():
-                    try:
-                        self._evaluate_candidate()
-                    except ToolError as error:
-                        self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
+                    self._evaluate_manually()
         return "stopped"
+
+    def _evaluate_manually(self) -> None:
+        try:
+            self._evaluate_candidate()
+        except ToolError as error:
+            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
 
     def _emit(self, event: SessionEvent) -> None:
         self._log.append(event)
@@ -467,6 +515,17 @@ class SessionController:
     def _summary(self, reason: str) -> SessionSummary:
         return SessionSummary(self.session_id, self.session_dir, reason, self._turns, self._cost,
                               self._tokens[0], self._tokens[1], tuple(self.candidates()), self.best())
+
+
+def check_task_runs(task: Path, options: EvalOptions) -> None:
+    """The harness's own task check, before a session exists: `TaskError` for a task that does not import, run
+    or give a judgeable answer, as `kernelpilot eval` says it.
+
+    The reference runs in a worker as in every evaluation; the task file, with no `ModelNew`, stands in for
+    the candidate and fails at import (that verdict is dropped). No compile baseline: the first candidate's
+    evaluation measures it.
+    """
+    evaluate(task, task, dataclasses.replace(options, compile_modes=(), ncu=False))
 
 
 def _ignore_sessions_folder(root: Path) -> None:
