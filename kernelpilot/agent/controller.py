@@ -107,6 +107,8 @@ class SessionSettings:
     """auto | native | text (fenced JSON tool calls, for models without native tool calling)."""
     ncu: bool = True
     """Nsight Compute counters for passing candidates on CUDA, when ncu is on PATH (the timing view shows them)."""
+    unattended: bool = False
+    """No person can stop the session (headless, no terminal): manual mode then needs `max_minutes` to end."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class SessionController:
         skill = find_skill(self._skill_ref)
         self._skill_ref = skill.name if self._skill_ref == skill.name else str(skill.path)
         self._skill = skill
+        self._check_manual_can_end()
         check_task_runs(task, self._eval_options())
         self.session_id = new_session_id()
         self.session_dir = Path(settings.sessions_root) / self.session_id
@@ -221,11 +224,20 @@ class SessionController:
                                        settings.llm_options, settings.tool_protocol)
             if isinstance(self._client, ReplayClient):
                 self._client.position = sum(isinstance(e, LLMTurn) for e in self._history)
+        if not settings.read_only:
+            self._check_manual_can_end()
         self._skill = find_skill(self._skill_ref) if not settings.read_only else None
         task_source = self._workspace.task_copy.read_text()
         native = self._client is None or self._client.native_tools
         self._opening = opening_messages(self._skill, task_source, self.device, self.policy, native) \
             if self._skill else []
+
+    def _check_manual_can_end(self) -> None:
+        """Manual mode ends on `stop()` (Ctrl-C) or `max_minutes`: unattended, without a time limit, it would wait
+        forever for saves nobody makes."""
+        if self.model is None and self.settings.unattended and self.settings.max_minutes is None:
+            raise UsageError("no model and no terminal: manual mode would wait for saves forever (give --model, "
+                             "or --max-minutes to watch the workspace for a while)")
 
     @classmethod
     def open(cls, ref: str | Path, on_event: Callable[[SessionEvent], None] = lambda event: None,
