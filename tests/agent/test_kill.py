@@ -44,7 +44,7 @@ def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
         wait_until(lambda: sessions.is_dir() and any(sessions.iterdir()), "a session directory", timeout=90)
         (directory,) = sessions.iterdir()
         log = directory / LOG_NAME
-        wait_until(lambda: '"call_id": "call_eval2"' in log.read_text(), "the second evaluate call")
+        wait_until(lambda: log.is_file() and '"call_id": "call_eval2"' in log.read_text(), "the second evaluate call")
         wait_until(lambda: (directory / "candidates" / "2" / "model_new.py").is_file(), "candidate 2's export")
     finally:
         os.killpg(process.pid, signal.SIGKILL)
