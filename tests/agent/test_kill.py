@@ -35,10 +35,20 @@ def scratch_of(pid: int) -> list[Path]:
     return list(Path(scratch_parent() or "/tmp").glob(f"{SCRATCH_PREFIX}{pid}-*"))
 
 
+def start_optimize(cwd: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kernelpilot", "optimize", str(TASK), "--headless", *args],
+                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def kill_9(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+
+
 def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "kernelpilot", "optimize", str(TASK), "--headless",
-                                "--model", f"replay:{TRANSCRIPT}"], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True)
+    process = start_optimize(tmp_path, "--model", f"replay:{TRANSCRIPT}")
     sessions = tmp_path / ".kernelpilot" / "sessions"
     try:
         wait_until(lambda: sessions.is_dir() and any(sessions.iterdir()), "a session directory", timeout=90)
@@ -47,9 +57,7 @@ def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
         wait_until(lambda: log.is_file() and '"call_id": "call_eval2"' in log.read_text(), "the second evaluate call")
         wait_until(lambda: (directory / "candidates" / "2" / "model_new.py").is_file(), "candidate 2's export")
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == -signal.SIGKILL
+        kill_9(process)
     assert scratch_of(process.pid), "the killed evaluation left its scratch folder"
 
     events = read_events(log)
@@ -89,3 +97,30 @@ def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
                                               model=f"replay:{TRANSCRIPT}"), lambda event: None).run()
     assert log.read_bytes() == ended, "a finished session is not run, nor ended, again"
     assert again.reason == "done" and again.best.candidate_id == 2
+
+
+def test_a_manual_save_killed_mid_evaluation_is_evaluated_on_resume(tmp_path):
+    """Manual mode logs no tool call: the workspace's commit that never got its verdict is what resume finds."""
+    process = start_optimize(tmp_path, "--max-minutes", "10")
+    sessions = tmp_path / ".kernelpilot" / "sessions"
+    try:
+        wait_until(lambda: sessions.is_dir() and any(sessions.iterdir()), "a session directory", timeout=90)
+        (directory,) = sessions.iterdir()
+        log = directory / LOG_NAME
+        wait_until(lambda: log.is_file() and "session_started" in log.read_text(), "the session's start")
+        time.sleep(2)  # the save watcher starts after the log's first line
+        model = directory / WORKSPACE_NAME / "model_new.py"
+        model.write_text(model.read_text() + "# saved by the user\n")
+        wait_until(lambda: (directory / "candidates" / "1" / "model_new.py").is_file(), "candidate 1's export")
+    finally:
+        kill_9(process)
+    assert not any(isinstance(e, Evaluation) for e in read_events(log))
+    repo = git.Repo(directory / WORKSPACE_NAME)
+    (committed,) = [c for c in repo.iter_commits() if c.message.strip() == "candidate 1"]
+
+    resumed = SessionController(SessionSettings(resume=directory.name, sessions_root=sessions, max_minutes=0.01),
+                                lambda event: None)
+    summary = resumed.run()
+    assert [(c.candidate_id, c.commit) for c in summary.candidates] == [(1, committed.hexsha)]
+    assert [c.message.strip() for c in repo.iter_commits()].count("candidate 1") == 1
+    assert [e.candidate_id for e in read_events(log) if isinstance(e, Evaluation)] == [1]
