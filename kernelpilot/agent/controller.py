@@ -16,7 +16,8 @@ session opens read-only with `SessionController.open(id_or_dir)`: its `run()` re
 through `on_event`, and candidates / diff / files_at work without running anything.
 
 Budgets (`max_turns`, `budget_usd`) count over the whole session, across `--resume`; `max_minutes`
-counts from this `run()`.
+counts from this `run()`. A resumed session first finishes the turn a kill (or a stop) cut short; one that
+ended with the agent's `done` runs nothing more.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelpilot.agent.conversation import Conversation
+from kernelpilot.agent.conversation import INTERRUPTED, Conversation
 from kernelpilot.agent.feedback import describe_result
 from kernelpilot.agent.llm import ReplayClient, ReplayExhausted, make_client
 from kernelpilot.agent.manual import SaveWatcher, starter_model
@@ -61,6 +62,7 @@ from kernelpilot.session.events import (
 from kernelpilot.session.log import SessionLog
 from kernelpilot.session.store import (
     DEFAULT_ROOT,
+    FINISHED,
     LOG_NAME,
     WORKSPACE_NAME,
     CandidateRecord,
@@ -104,6 +106,8 @@ class SessionSettings:
     """auto | native | text (fenced JSON tool calls, for models without native tool calling)."""
     ncu: bool = True
     """Nsight Compute counters for passing candidates on CUDA, when ncu is on PATH (the timing view shows them)."""
+    unattended: bool = False
+    """No person can stop the session (headless, no terminal): manual mode then needs `max_minutes` to end."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,8 @@ class SessionController:
         self._next_judge: PreparedJudge | None = None
         """The next evaluation's judge, prepared ahead: its worker starts and makes the references while the
         agent (or the user) works."""
+        self._ended: SessionEnded | None = None
+        """How the session last ended (a resumed one)."""
         if settings.resume or settings.read_only:
             self._reopen(settings)
         else:
@@ -185,6 +191,13 @@ class SessionController:
         skill = find_skill(self._skill_ref)
         self._skill_ref = skill.name if self._skill_ref == skill.name else str(skill.path)
         self._skill = skill
+        self._check_manual_can_end()
+        self._next_judge = prepare_judge(task, self._eval_options())  # the first candidate's, checked now
+        try:
+            self._next_judge.check_task()
+        except BaseException:
+            self._next_judge.discard()
+            raise
         self.session_id = new_session_id()
         self.session_dir = Path(settings.sessions_root) / self.session_id
         self.task_sha256 = sha256_file(task)
@@ -200,6 +213,7 @@ class SessionController:
         record = SessionRecord(locate(settings.resume, Path(settings.sessions_root)))
         started = record.started
         self._history = list(record.events)
+        self._ended = record.ended
         self.session_id = started.session_id
         self.session_dir = record.directory
         self.device, self.policy, self._skill_ref = started.device, started.policy, started.skill
@@ -215,11 +229,20 @@ class SessionController:
                                        settings.llm_options, settings.tool_protocol)
             if isinstance(self._client, ReplayClient):
                 self._client.position = sum(isinstance(e, LLMTurn) for e in self._history)
+        if not settings.read_only:
+            self._check_manual_can_end()
         self._skill = find_skill(self._skill_ref) if not settings.read_only else None
         task_source = self._workspace.task_copy.read_text()
         native = self._client is None or self._client.native_tools
         self._opening = opening_messages(self._skill, task_source, self.device, self.policy, native) \
             if self._skill else []
+
+    def _check_manual_can_end(self) -> None:
+        """Manual mode ends on `stop()` (Ctrl-C) or `max_minutes`: unattended, without a time limit, it would wait
+        forever for saves nobody makes."""
+        if self.model is None and self.settings.unattended and self.settings.max_minutes is None:
+            raise UsageError("no model and no terminal: manual mode would wait for saves forever (give --model, "
+                             "or --max-minutes to watch the workspace for a while)")
 
     @classmethod
     def open(cls, ref: str | Path, on_event: Callable[[SessionEvent], None] = lambda event: None,
@@ -277,16 +300,16 @@ class SessionController:
         """Blocking. Returns when the agent is done, a budget ends, `stop()` is called or (manual) on interrupt."""
         for event in self._history:
             self._on_event(event)
-        if self.settings.read_only:
-            ended = next((e for e in reversed(self._history) if isinstance(e, SessionEnded)), None)
-            return self._summary(ended.reason if ended else "unfinished")
+        if self.settings.read_only or (self._ended and self._ended.reason == FINISHED):
+            return self._summary(self._ended.reason if self._ended else "unfinished")
         if not self._history:
             self._emit(SessionStarted(
                 session_id=self.session_id, task_path=str(self._task_path), task_sha256=self.task_sha256,
                 skill=self._skill_ref, model=self.model or MANUAL_MODEL,
                 sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
         reason = "interrupted"
-        self._prepare_next_judge()
+        if self._next_judge is None:
+            self._prepare_next_judge()
         try:
             reason = self._agent_loop() if self._client else self._manual_loop()
         except Exception as error:
@@ -302,9 +325,10 @@ class SessionController:
 
     def _agent_loop(self) -> str:
         conversation = Conversation.rebuild(self._opening, self._history, self._calls_of)
+        self._finish_interrupted_turn(conversation)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
-        while True:
+        while not self._done:
             if (reason := self._wait_while_paused() or self._budget_spent(started)) is not None:
                 return reason
             while not self._steering.empty():
@@ -335,8 +359,31 @@ class SessionController:
                     return "stopped"
                 output, _ = self._run_tool(turn, call)
                 conversation.add_tool_result(call["id"], call["function"]["name"], output)
-            if self._done:
-                return "done"
+        return "done"
+
+    def _finish_interrupted_turn(self, conversation: Conversation) -> None:
+        """Answer the last turn's tool calls that have no result yet (a kill or a stop came first).
+
+        An interrupted evaluation runs again: it judges a commit, so a second run is harmless, and the
+        candidate the workspace already holds gets its verdict. Another interrupted call may have half
+        happened, so it is reported as interrupted; calls that never began run now.
+        """
+        last = next((e for e in reversed(self._history) if isinstance(e, LLMTurn)), None)
+        if last is None:
+            return
+        begun = {e.call_id for e in self._history if isinstance(e, ToolCall) and e.turn == last.turn}
+        answered = {e.call_id for e in self._history if isinstance(e, ToolResult) and e.turn == last.turn}
+        for call in self._calls_of(last.response, last.turn):
+            name = call["function"]["name"]
+            if call["id"] in answered or self._stop.is_set():
+                continue
+            if call["id"] not in begun:
+                output, _ = self._run_tool(last.turn, call)
+            elif name == "evaluate":
+                output, _ = self._tool_result(last.turn, call, *self._call_tool(name, {}))
+            else:
+                output, _ = self._tool_result(last.turn, call, INTERRUPTED, False)
+            conversation.add_tool_result(call["id"], name, output)
 
     @staticmethod
     def _calls_of(message: dict[str, Any], turn: int) -> list[dict[str, Any]]:
@@ -367,6 +414,9 @@ class SessionController:
             self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments={"raw": raw}))
             return self._tool_result(turn, call, str(error), False)
         self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments=arguments))
+        return self._tool_result(turn, call, *self._call_tool(name, arguments))
+
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         try:
             if name in FILE_TOOLS:
                 output, ok = call_file_tool(self._files, name, arguments), True
@@ -382,7 +432,7 @@ class SessionController:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
         except ToolError as error:
             output, ok = str(error), False
-        return self._tool_result(turn, call, output, ok)
+        return output, ok
 
     def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool) -> tuple[str, bool]:
         self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok))
@@ -431,7 +481,10 @@ class SessionController:
             raise ToolError(f"{TASK_FILE} no longer matches the task this session started with; not evaluated")
         with self._lock:
             candidate_id = len(self._candidates) + 1
-            commit = self._workspace.snapshot(f"candidate {candidate_id}")
+            if self._unevaluated_head():
+                commit = self._workspace.repo.head.commit.hexsha
+            else:
+                commit = self._workspace.snapshot(f"candidate {candidate_id}")
         folder = self.session_dir / "candidates" / str(candidate_id)
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
@@ -451,18 +504,30 @@ class SessionController:
         self._emit(Evaluation(candidate_id=candidate_id, commit=commit, result=result))
         return record
 
+    def _unevaluated_head(self) -> bool:
+        """The workspace's last commit is the next candidate's, which a kill kept from its verdict, and nothing
+        changed since: it is evaluated as it is, not committed twice."""
+        repo = self._workspace.repo
+        return (repo.head.commit.message.strip() == f"candidate {len(self._candidates) + 1}"
+                and not repo.is_dirty(untracked_files=True))
+
     def _manual_loop(self) -> str:
         started = time.monotonic()
+        if self._unevaluated_head():
+            self._evaluate_manually()
         with SaveWatcher(self.workspace_dir) as watcher:
             while not self._stop.wait(POLL_S):
                 if self._out_of_time(started):
                     return "wall_time"
                 if self._running.is_set() and watcher.take_settled_save():
-                    try:
-                        self._evaluate_candidate()
-                    except ToolError as error:
-                        self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
+                    self._evaluate_manually()
         return "stopped"
+
+    def _evaluate_manually(self) -> None:
+        try:
+            self._evaluate_candidate()
+        except ToolError as error:
+            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
 
     def _emit(self, event: SessionEvent) -> None:
         self._log.append(event)

@@ -3,13 +3,15 @@ one JSON summary on stdout (exit 0 when the session ran, whatever it found; 3 wh
 error, after litellm's retries: a bad key, a server that is down).
 
 With no model configured (flag, `KERNELPILOT_MODEL` or config) the session runs in manual mode: the
-workspace is prepared and every save of `kernels/` or `model_new.py` is evaluated; Ctrl-C ends it.
+workspace is prepared and every save of `kernels/` or `model_new.py` is evaluated; Ctrl-C (or `--max-minutes`)
+ends it, so headless without a terminal it needs `--max-minutes`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import threading
 from pathlib import Path
@@ -19,7 +21,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelpilot.agent.controller import SessionController, SessionSettings, SessionSummary, default_device
 from kernelpilot.agent.shell import ShellPolicy
-from kernelpilot.config import load_config
+from kernelpilot.config import Config, load_config
 from kernelpilot.errors import UsageError
 from kernelpilot.session.events import (
     BuildLogLine,
@@ -41,6 +43,7 @@ def settings_from(args, headless: bool) -> SessionSettings:
                                     max_minutes=args.max_minutes)
     if not args.task and not args.resume:
         raise UsageError("give a task file (kernelpilot optimize MODEL.py) or --resume ID")
+    check_budgets(config)
     if config.device == "cuda" and default_device() != "cuda":
         raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
     shell_default = "deny" if headless and config.shell_default == "ask" else config.shell_default
@@ -60,7 +63,18 @@ def settings_from(args, headless: bool) -> SessionSettings:
         llm_options={"api_base": config.api_base} if config.api_base else {},
         tool_protocol=config.tool_protocol,
         ncu=config.ncu,
+        unattended=headless and not sys.stdin.isatty(),
     )
+
+
+def check_budgets(config: Config) -> None:
+    """A budget that can never end a session sensibly (zero, negative, NaN, infinite) is refused before one starts."""
+    if not isinstance(config.max_turns, int) or config.max_turns < 1:
+        raise UsageError(f"--max-turns (max_turns) must be a whole number of at least 1, not {config.max_turns!r}")
+    for flag, value in (("--budget-usd (budget_usd)", config.budget_usd),
+                        ("--max-minutes (max_minutes)", config.max_minutes)):
+        if value is not None and not (isinstance(value, (int, float)) and 0 < value < math.inf):
+            raise UsageError(f"{flag} must be a positive, finite number, not {value!r}")
 
 
 class Reporter:

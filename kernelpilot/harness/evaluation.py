@@ -208,7 +208,7 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                                            f"({type(error).__name__}: {str(error)[:200]})")
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
-            check_task(run, observations)
+            check_task(run.task, run.seeds, options.tol, observations)
             if isinstance(message, Done):
                 break
             if process.stdin.closed:

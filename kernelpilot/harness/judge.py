@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
@@ -310,17 +311,17 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
     return None
 
 
-def check_task(run: Run, obs: Observations) -> None:
+def check_task(task: Path, seeds: dict, tol: float | None, obs: Observations) -> None:
     """Task problems end the evaluation with `TaskError` (exit 2): the task, not the candidate, is at fault."""
     if obs.error and obs.error[0] in ("task", "baseline"):
         message = obs.error[1]
-        raise TaskError(message if message.startswith("task ") else f"task {run.task.name}: {message}")
-    expected = len(run.seeds["verify_seeds"]) + len(run.seeds["post_seeds"])
+        raise TaskError(message if message.startswith("task ") else f"task {task.name}: {message}")
+    expected = len(seeds["verify_seeds"]) + len(seeds["post_seeds"])
     if obs.task_checked or len(obs.references) < expected:
         return
     obs.task_checked = True
-    if reason := degenerate_reason(obs.references, run.options.tol):
-        raise TaskError(f"degenerate task {run.task.name}: {reason}; a trivial answer would pass, so it cannot "
+    if reason := degenerate_reason(obs.references, tol):
+        raise TaskError(f"degenerate task {task.name}: {reason}; a trivial answer would pass, so it cannot "
                         "judge a kernel")
 
 
@@ -346,7 +347,7 @@ def timings(run: Run, obs: Observations) -> tuple[dict, dict, float | None, floa
 
 
 def judge(run: Run, obs: Observations) -> EvalResult:
-    check_task(run, obs)
+    check_task(run.task, run.seeds, run.options.tol, obs)
     built = obs.imported is not None
     violations = guard_violations(run, obs) if built or obs.forged or obs.duplicates or obs.reached else []
     correct, mismatch, outputs, compare_violations = correctness(run, obs) if built else (False, None, [], [])

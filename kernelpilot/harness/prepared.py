@@ -25,10 +25,13 @@ import torch
 from kernelpilot.errors import UsageError
 from kernelpilot.harness import baselines
 from kernelpilot.harness.channel import ParentChannel, Received
+from kernelpilot.harness.judge import check_task
 from kernelpilot.harness.messages import Done, Failed, TaskInfo
+from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
+    DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
     L2_FLUSH_BYTES,
     POST_TIMING_CHECKS,
@@ -88,6 +91,20 @@ class PreparedJudge:
         self._stop_draining.set()
         if self._drain is not None:
             self._drain.join()
+
+    def check_task(self) -> None:
+        """Wait for the references, and raise `TaskError`, in `kernelpilot eval`'s words, for a task the judge
+        cannot use: it does not import or run, or it is non-deterministic or degenerate. A session checks its
+        task so before any model turn, at no cost: this judge goes on to its first candidate."""
+        if self._drain is not None:
+            self._drain.join(DEFAULT_SETUP_TIMEOUT_S)  # a setup that hangs is the evaluation's to judge
+        observations = Observations(sources={}, timed_runs=self.options.timed_runs,
+                                    clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=self.options.device,
+                                    tol=self.options.tol)
+        for received in list(self.setup_messages):
+            if received is not None:
+                observations.receive(received, "setup")
+        check_task(self.private_task, self.seeds, self.options.tol, observations)
 
     def suits(self, task: Path, options: EvalOptions) -> bool:
         """Prepared for this very task file and these options, and its worker still alive."""

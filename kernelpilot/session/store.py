@@ -20,6 +20,9 @@ from kernelpilot.session.workspace import Workspace
 DEFAULT_ROOT = Path(".kernelpilot") / "sessions"
 LOG_NAME = "session.jsonl"
 WORKSPACE_NAME = "workspace"
+FINISHED = "done"
+"""How a finished session ended: the agent said it was done. Resuming it runs nothing; a session that ran out
+of budget, was stopped or killed goes on."""
 
 
 def new_session_id() -> str:

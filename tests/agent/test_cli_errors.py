@@ -1,6 +1,8 @@
-"""Bad input to `optimize` and `sessions` is one line on stderr and exit 2, never a traceback."""
+"""Bad input to `optimize` and `sessions` is one line on stderr and exit 2, never a traceback, and no session."""
 
 from __future__ import annotations
+
+import io
 
 import pytest
 from agent_helpers import TASK, TRANSCRIPT
@@ -16,17 +18,62 @@ CASES = {
     "unknown session to resume": (["optimize", "--resume", "nope", "--headless"], "unknown session 'nope'"),
     "unknown session to show": (["sessions", "show", "nope"], "unknown session 'nope'"),
     "no task and no resume": (["optimize", "--headless"], "give a task file"),
+    "negative turn budget": (["optimize", str(TASK), "--max-turns", "-1", "--headless"],
+                             "--max-turns (max_turns) must be a whole number of at least 1, not -1"),
+    "no turns at all": (["optimize", str(TASK), "--max-turns", "0", "--headless"], "at least 1, not 0"),
+    "negative dollar budget": (["optimize", str(TASK), "--budget-usd", "-5", "--headless"],
+                               "--budget-usd (budget_usd) must be a positive, finite number, not -5.0"),
+    "NaN dollar budget": (["optimize", str(TASK), "--budget-usd", "nan", "--headless"], "not nan"),
+    "infinite wall time": (["optimize", str(TASK), "--max-minutes", "inf", "--headless"],
+                           "--max-minutes (max_minutes) must be a positive, finite number, not inf"),
 }
 
 
-@pytest.mark.parametrize("argv, message", CASES.values(), ids=CASES.keys())
-def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
+BROKEN_TASKS = {
+    "forward raises": ("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        return x @ torch.ones(3, 3)\n\ndef get_inputs():\n    return [torch.randn(4, 5)]\n\n"
+                       "def get_init_inputs():\n    return []\n",
+                       "task broken.py: RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x5 and 3x3)"),
+    "import fails": ("import no_such_module\n\nclass Model: pass\n\ndef get_inputs(): pass\n\n"
+                     "def get_init_inputs(): pass\n",
+                     "task broken.py failed to import: ModuleNotFoundError: No module named 'no_such_module'"),
+}
+
+
+def assert_one_line_exit_2(argv, message, tmp_path, capsys):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and message in captured.err, captured.err
     assert "Traceback" not in captured.err and captured.out == ""
     assert not (tmp_path / ".kernelpilot" / "sessions").exists() or argv[0] == "sessions"
+
+
+@pytest.mark.parametrize("argv, message", CASES.values(), ids=CASES.keys())
+def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert_one_line_exit_2(argv, message, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("source, message", BROKEN_TASKS.values(), ids=BROKEN_TASKS.keys())
+def test_a_task_that_does_not_run_ends_before_any_model_turn(source, message, tmp_path, monkeypatch, capsys):
+    """The harness's task check runs first, as `kernelpilot eval` would say it; the replayed model never speaks."""
+    monkeypatch.chdir(tmp_path)
+    task = tmp_path / "broken.py"
+    task.write_text(source)
+    assert_one_line_exit_2(["optimize", str(task), "--model", f"replay:{TRANSCRIPT}", "--headless"], message,
+                           tmp_path, capsys)
+    assert main(["eval", str(task), str(TASK), "--device", "cpu"]) == 2
+    assert message in capsys.readouterr().err, "the same words as `kernelpilot eval`"
+
+
+def test_manual_mode_without_a_terminal_is_refused(tmp_path, monkeypatch, capsys):
+    """Headless, no model, stdin not a terminal: nobody could save a candidate or press Ctrl-C."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("KERNELPILOT_MODEL", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO())
+    assert_one_line_exit_2(["optimize", str(TASK), "--headless"], "no model and no terminal: manual mode would "
+                           "wait for saves forever (give --model, or --max-minutes", tmp_path, capsys)
 
 
 def test_missing_provider_key_is_a_user_error(tmp_path, monkeypatch, capsys):

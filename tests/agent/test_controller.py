@@ -88,13 +88,14 @@ def test_a_tampered_task_copy_is_not_evaluated(tmp_path):
     assert controller.candidates() == []
 
 
-def test_the_worker_started_ahead_is_gone_when_the_session_ends(tmp_path):
-    """The next evaluation's worker comes up while the agent works; a session that ends leaves none behind."""
+def test_the_judge_prepared_ahead_is_gone_when_the_session_ends(tmp_path):
+    """The next evaluation's judge is prepared while the agent works (the first one checks the task before the
+    session starts); a session that ends leaves no worker and no scratch folder behind."""
     path = write_transcript(tmp_path, ("", [("done", {})]))
-    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
-                                                   sessions_root=tmp_path), lambda event: None)
     scratch_root = Path(scratch_parent() or tempfile.gettempdir())
     folders, processes = set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")), guards.descendants(os.getpid())
+    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                                   sessions_root=tmp_path), lambda event: None)
     assert controller.run().reason == "done"
     assert set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")) == folders
     assert guards.descendants(os.getpid()).keys() <= processes.keys()

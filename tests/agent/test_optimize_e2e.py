@@ -69,6 +69,17 @@ def test_each_evaluated_candidate_is_a_commit_with_its_result(session):
     assert "bias[c];" in repo.git.diff(*(e.commit for e in session["events"] if isinstance(e, Evaluation)))
 
 
+def test_resuming_a_finished_session_runs_nothing_and_keeps_its_end(session):
+    log = session["dir"] / LOG_NAME
+    ended = log.read_bytes()
+    again = kernelpilot("optimize", "--resume", session["id"], "--model", f"replay:{TRANSCRIPT}", "--headless",
+                        cwd=session["cwd"])
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["reason"] == "done" and summary["best"] == session["after"]["best"]
+    assert log.read_bytes() == ended, "no second session_ended, no new event"
+
+
 def test_progress_goes_to_stderr(session):
     assert "candidate 1: build_failed" in session["stderr"]
     assert "session ended: done" in session["stderr"]
