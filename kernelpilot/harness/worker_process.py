@@ -51,12 +51,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_orphaned_scratch(parent: str | None) -> None:
+def remove_orphaned_scratch() -> None:
     """Scratch folders left by evaluations whose process was killed (kill -9 skips every cleanup).
 
-    They hold reference answers and outputs, in /dev/shm where there is room: memory, not disk.
+    They hold reference answers and outputs, in /dev/shm where there is room: memory, not disk. Both places
+    are swept: the orphans themselves may have left /dev/shm too full for this evaluation.
     """
-    for folder in Path(parent or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+    parents = {Path("/dev/shm"), Path(tempfile.gettempdir())}
+    for folder in (f for parent in parents if parent.is_dir() for f in parent.glob(f"{SCRATCH_PREFIX}*-*")):
         pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
@@ -137,7 +139,7 @@ def start_worker(options: EvalOptions) -> StartedWorker:
     in the background."""
     device, env = options.device, options.env
     parent = scratch_parent()
-    remove_orphaned_scratch(parent)
+    remove_orphaned_scratch()
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
     (scratch / "tmp").mkdir()
     read_fd, write_fd = os.pipe()

@@ -152,23 +152,24 @@ def test_degenerate_task_is_rejected_with_exit_two():
 
 
 def test_scratch_left_by_a_killed_evaluation_is_removed_by_the_next():
-    """A kill -9 skips every cleanup; the reference answers it left in /dev/shm would hold memory for good."""
-    parent = Path(scratch_parent() or tempfile.gettempdir())
+    """A kill -9 skips every cleanup; the reference answers it left in /dev/shm would hold memory for good,
+    and, with /dev/shm full of them, the next evaluation's scratch goes to the temp folder: both are swept."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    orphan = parent / f"{SCRATCH_PREFIX}{dead.pid}-orphan"
-    live = parent / f"{SCRATCH_PREFIX}{os.getpid()}-live"
-    for folder in (orphan, live):
+    parents = {Path(p) for p in ("/dev/shm", tempfile.gettempdir()) if Path(p).is_dir()}
+    orphans = [parent / f"{SCRATCH_PREFIX}{dead.pid}-orphan" for parent in parents]
+    live = Path(scratch_parent() or tempfile.gettempdir()) / f"{SCRATCH_PREFIX}{os.getpid()}-live"
+    for folder in (*orphans, live):
         folder.mkdir()
         (folder / "msg-0000.pt").write_bytes(b"x" * 1024)
     try:
-        # kernels for the other backend: judged before any worker starts, the quickest evaluation there is
+        # kernels for the other backend: judged right after the judge's worker starts
         result = evaluate(TASK, CASES / "cuda" / "fused", EvalOptions(device="cpu"))
         assert not result.built
-        assert not orphan.exists() and live.exists()
+        assert not any(orphan.exists() for orphan in orphans) and live.exists()
     finally:
-        shutil.rmtree(orphan, ignore_errors=True)
-        shutil.rmtree(live, ignore_errors=True)
+        for folder in (*orphans, live):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("sandbox", ["strongest", "unshare"])
