@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--budget-usd", type=float)
     optimize.add_argument("--max-minutes", type=float, help="wall-time budget")
     optimize.add_argument("--device", choices=["cuda", "cpu"])
-    optimize.add_argument("--policy", choices=["strict", "mixed"])
+    optimize.add_argument("--policy", help="strict (default): forward runs only your kernels; mixed: torch ops too")
     optimize.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, JSON summary on stdout")
     optimize.add_argument("--resume", metavar="ID", help="continue a session")
     optimize.add_argument("--allow-shell", action="append", default=[], metavar="PATTERN",
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--timed-runs", type=int)
     evaluate.add_argument("--tol", type=float, help="atol = rtol override")
     evaluate.add_argument("--compile-modes", help="comma-separated torch.compile modes (default: default)")
-    evaluate.add_argument("--policy", choices=["strict", "mixed"], default="strict")
+    evaluate.add_argument("--policy", help="strict (default): forward runs only your kernels; mixed: torch ops too")
     evaluate.add_argument("--no-cache", action="store_true", help="re-measure cached baselines")
     evaluate.add_argument("--ncu", action="store_true",
                           help="read Nsight Compute counters (bandwidth, occupancy) when the candidate passes")

@@ -43,6 +43,7 @@ from kernelpilot.agent.textproto import parse_tool_calls
 from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
+from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.session.events import (
     MANUAL_MODEL,
@@ -92,7 +93,7 @@ class SessionSettings:
     model: str | None = None
     skill: str | None = None
     device: str | None = None
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY
     max_turns: int = 50
     budget_usd: float | None = None
     max_minutes: float | None = None

@@ -32,6 +32,7 @@ from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
     DEFAULT_SETUP_TIMEOUT_S,
+    POLICIES,
     INPUT_SETS,
     L2_FLUSH_BYTES,
     POST_TIMING_CHECKS,
@@ -124,8 +125,8 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError(f"unknown device '{options.device}' (use cuda or cpu)")
     if options.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
-    if options.policy not in ("strict", "mixed"):
-        raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
+    if options.policy not in POLICIES:
+        raise UsageError(f"unknown policy '{options.policy}' (use {' or '.join(POLICIES)})")
     # fewer would make the verdict cheaper to fool
     if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:
         raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")

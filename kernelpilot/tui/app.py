@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
 from kernelpilot.errors import KernelpilotError
+from kernelpilot.harness.result import format_speedup
 from kernelpilot.session.accept import FORMS, Acceptance, Project
 from kernelpilot.session.events import (
     MANUAL_MODEL,
@@ -284,7 +285,7 @@ class KernelpilotApp(App[int]):
         if result.violations:
             detail = f" ({', '.join(dict.fromkeys(v.check for v in result.violations))})"
         elif result.speedup_vs_compile:
-            detail = f", {result.speedup_vs_compile:.2f}× vs torch.compile"
+            detail = f", {format_speedup(result.speedup_vs_compile)} vs torch.compile"
         else:
             detail = ""
         self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{detail}")
