@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,7 @@ class SessionController:
         self._tokens = [sum(e.prompt_tokens for e in self._history if isinstance(e, LLMTurn)),
                         sum(e.completion_tokens for e in self._history if isinstance(e, LLMTurn))]
         self._files = FileTools(self.workspace_dir, protected=(TASK_FILE,))
+        self._tools = self._tool_handlers()
         self._log = None if settings.read_only else SessionLog(self.log_path)
 
     def _create(self, settings: SessionSettings) -> None:
@@ -418,22 +420,35 @@ class SessionController:
         return self._tool_result(turn, call, *self._call_tool(name, arguments))
 
     def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        handler = self._tools.get(name)
         try:
-            if name in FILE_TOOLS:
-                output, ok = call_file_tool(self._files, name, arguments), True
-            elif name == "evaluate":
-                record = self._evaluate_candidate()
-                output, ok = describe_result(record.candidate_id, record.result), True
-            elif name == "shell":
-                output, ok = self._run_shell(str(arguments.get("command", "")))
-            elif name == "done":
-                self._done = True
-                output, ok = "session ends; the best correct candidate is its result", True
-            else:
+            if handler is None:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
+            return handler(arguments)
         except ToolError as error:
-            output, ok = str(error), False
-        return output, ok
+            return str(error), False
+
+    def _tool_handlers(self) -> dict[str, Callable[[dict[str, Any]], tuple[str, bool]]]:
+        """What each tool of TOOL_SPECS does, by name: the model sees the specs, the loop dispatches here."""
+        handlers: dict[str, Callable[[dict[str, Any]], tuple[str, bool]]] = {
+            name: partial(self._file_tool, name) for name in FILE_TOOLS}
+        handlers |= {"evaluate": self._evaluate_tool, "shell": self._shell_tool, "done": self._done_tool}
+        assert set(handlers) == {spec.name for spec in TOOL_SPECS}, "a tool without its spec, or a spec without its tool"
+        return handlers
+
+    def _file_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        return call_file_tool(self._files, name, arguments), True
+
+    def _evaluate_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        record = self._evaluate_candidate()
+        return describe_result(record.candidate_id, record.result), True
+
+    def _shell_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        return self._run_shell(str(arguments.get("command", "")))
+
+    def _done_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        self._done = True
+        return "session ends; the best correct candidate is its result", True
 
     def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool) -> tuple[str, bool]:
         self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok))
