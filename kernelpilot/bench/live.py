@@ -57,7 +57,7 @@ class LiveView:
             self._update()
 
     def note(self, text: str) -> None:
-        self._live.console.print(text, markup=False, highlight=False)
+        self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def _update(self) -> None:
         running = ", ".join(self._running) or "-"

@@ -136,7 +136,7 @@ def run(args) -> int:
                            "executor": args.executor, "workers": executor.workers, "wall_seconds": seconds},
                           outcomes, p_values, complete)
         if out and (note := write_reports(out, data)):
-            console.print(note, markup=False)
+            console.print(note, markup=False, soft_wrap=True)
         if args.json:
             print(json.dumps(data, allow_nan=False))
         else:
@@ -150,7 +150,8 @@ def _run(tasks: list[SuiteTask], provide: CandidateProvider, executor, journal: 
     started = time.perf_counter()
     bench = BenchRun(tasks, provide, executor, journal)
     if bench.earlier:
-        console.print(f"going on from {journal.path}: {len(bench.earlier)} of {len(tasks)} tasks done", markup=False)
+        console.print(f"going on from {journal.path}: {len(bench.earlier)} of {len(tasks)} tasks done", markup=False,
+                      soft_wrap=True)
     with LiveView(console, len(tasks), bench.earlier) as view:
         bench.on_start, bench.on_outcome = view.started, view.finished
         bench.start()
