@@ -39,7 +39,8 @@ def discover_suite(suite: Path, scratch: Path) -> list[SuiteTask]:
         raise UsageError(f"suite not found: {suite}")
     if suite.is_file():
         return _tasks_from_rows(suite, scratch)
-    root = next((folder for folder in (suite, suite / "KernelBench") if _level_folders(folder)), None)
+    root = next((folder for folder in (suite, suite / "KernelBench") if folder.is_dir() and _level_folders(folder)),
+                None)
     if root is None:
         return [SuiteTask(path.stem, None, path) for path in sorted(suite.glob("*.py"))]
     return [SuiteTask(f"{folder.name}/{path.stem}", level, path)
