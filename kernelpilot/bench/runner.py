@@ -44,23 +44,28 @@ class BenchRun:
         self.on_outcome: OnOutcome = lambda outcome: None
         self._lock = threading.Lock()
         self._errors: list[BaseException] = []
+        self._judging: set[str] = set()
+        self._running = 0
+        self._ended = threading.Event()
         self._threads = [threading.Thread(target=self._work, name=f"bench-{i}", daemon=True)
                          for i in range(executor.workers)]
 
     def start(self) -> None:
+        self._running = len(self._threads)
         for thread in self._threads:
             thread.start()
 
     def wait(self) -> None:
-        """Until every runner thread ended; re-raises the first bug one of them hit."""
-        for thread in self._threads:
-            while thread.is_alive():
-                thread.join(JOIN_POLL_S)
+        """Until every runner thread ended; re-raises the first bug one of them hit. (An event, not
+        `Thread.join`: a KeyboardInterrupt inside `join` can leave a live thread reported as ended.)"""
+        while not self._ended.wait(JOIN_POLL_S):
+            pass
         if self._errors:
             raise self._errors[0]
 
     def in_flight(self) -> int:
-        return sum(thread.is_alive() for thread in self._threads)
+        """Tasks being judged now."""
+        return len(self._judging)
 
     def _work(self) -> None:
         try:
@@ -69,11 +74,17 @@ class BenchRun:
                     task = self._pending.get_nowait()
                 except queue.Empty:
                     return
+                self._judging.add(task.name)
                 self.on_start(task)
                 self._record(self._judge(task))
         except Exception as error:  # a bug: the run stops, the main thread raises it
             self._errors.append(error)
             self.stop.set()
+        finally:
+            with self._lock:
+                self._running -= 1
+                if not self._running:
+                    self._ended.set()
 
     def _judge(self, task: SuiteTask) -> TaskOutcome:
         started = time.perf_counter()
@@ -91,4 +102,5 @@ class BenchRun:
             if self._journal is not None:
                 self._journal.append(outcome)
             self.outcomes.append(outcome)
+            self._judging.discard(outcome.task)
         self.on_outcome(outcome)

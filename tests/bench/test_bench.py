@@ -157,3 +157,24 @@ def test_resume_after_a_kill_does_not_redo_finished_tasks(suite, tmp_path):
     assert lines[:len(first)] == first and len(lines) == 3
     assert sorted(json.loads(line)["task"] for line in lines) == sorted(n for n in EXPECTED if n.startswith("level1/"))
     assert f"{len(first)} of 3 tasks done" in resumed.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_lets_the_evaluation_in_flight_finish_and_reports(suite, tmp_path):
+    tasks, solutions = suite
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "kernelpilot.cli", "bench", str(tasks), "--solutions",
+                                str(solutions), "--device", "cpu", "--out", str(out), "--json"], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal = out / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while not (journal.is_file() and journal.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stderr
+    data = json.loads(stdout)
+    assert data["complete"] is False and [r["status"] for r in data["results"]] == ["correct", "wrong"]
+    assert "1 evaluation(s) in flight finish first" in stderr
+    assert len(journal.read_text().splitlines()) == 2 and "incomplete run" in (out / "report.md").read_text()

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from bench_helpers import BROKEN_TASK, TASK
+from bench_helpers import BROKEN_TASK, REPO, TASK
 
 from kernelpilot.bench.solutions import solution_path
 from kernelpilot.bench.suite import SuiteTask, discover_suite, select
@@ -101,3 +102,15 @@ def test_solutions_mirrored_flat_or_workspace(tmp_path):
     (tmp_path / "level1").mkdir()
     (tmp_path / "level1" / "3_x.py").write_text("")
     assert solution_path(tmp_path, task) == tmp_path / "level1" / "3_x.py"
+
+
+def test_the_bench_package_imports_nothing_above_it():
+    """It runs on GPU machines and Ray workers that have torch and rich alone (ray and matplotlib only where
+    they are needed, imported inside)."""
+    above = ("textual", "litellm", "git", "kernelpilot.agent", "kernelpilot.session", "kernelpilot.tui",
+             "kernelpilot.commands", "kernelpilot.finetune")
+    for path in (REPO / "kernelpilot" / "bench").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not [n for n in names if n == "ray" and path.name != "ray_executor.py" or n.startswith(above)], path
