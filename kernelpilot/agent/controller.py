@@ -44,6 +44,7 @@ from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
@@ -324,7 +325,8 @@ class SessionController:
         return self._summary(reason)
 
     def _agent_loop(self) -> str:
-        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of)
+        contexts = TurnContexts()
+        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of, contexts)
         self._finish_interrupted_turn(conversation)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
@@ -348,8 +350,8 @@ class SessionController:
             self._cost += reply.cost_usd
             self._tokens[0] += reply.prompt_tokens
             self._tokens[1] += reply.completion_tokens
-            self._emit(LLMTurn(turn=turn, messages=messages, response=reply.message, token_ids=reply.token_ids,
-                               logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
+            self._emit(LLMTurn(turn=turn, response=reply.message, **contexts.stored(messages, reply.message),
+                               token_ids=reply.token_ids, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
                                completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
                                model=self.model, sampling=dict(self._client.sampling)))
             calls = self._calls_of(reply.message, turn)
