@@ -46,6 +46,7 @@ from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
@@ -327,7 +328,8 @@ class SessionController:
         return self._summary(reason)
 
     def _agent_loop(self) -> str:
-        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of)
+        contexts = TurnContexts()
+        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of, contexts)
         self._finish_interrupted_turn(conversation)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
@@ -351,8 +353,8 @@ class SessionController:
             self._cost += reply.cost_usd
             self._tokens[0] += reply.prompt_tokens
             self._tokens[1] += reply.completion_tokens
-            self._emit(LLMTurn(turn=turn, messages=messages, response=reply.message, token_ids=reply.token_ids,
-                               logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
+            self._emit(LLMTurn(turn=turn, response=reply.message, **contexts.stored(messages, reply.message),
+                               token_ids=reply.token_ids, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
                                completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
                                model=self.model, sampling=dict(self._client.sampling)))
             calls = self._calls_of(reply.message, turn)
@@ -415,18 +417,20 @@ class SessionController:
             arguments = parse_arguments(raw)
         except ToolError as error:
             self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments={"raw": raw}))
-            return self._tool_result(turn, call, str(error), False)
+            return self._tool_result(turn, call, str(error), False, error.invalid_call)
         self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments=arguments))
         return self._tool_result(turn, call, *self._call_tool(name, arguments))
 
-    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
+        """The tool's output, whether it succeeded, and whether the call itself was invalid (`ToolError`)."""
         handler = self._tools.get(name)
         try:
             if handler is None:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
-            return handler(arguments)
+            output, ok = handler(arguments)
         except ToolError as error:
-            return str(error), False
+            return str(error), False, error.invalid_call
+        return output, ok, False
 
     def _tool_handlers(self) -> dict[str, Callable[[dict[str, Any]], tuple[str, bool]]]:
         """What each tool of TOOL_SPECS does, by name: the model sees the specs, the loop dispatches here."""
@@ -450,8 +454,10 @@ class SessionController:
         self._done = True
         return "session ends; the best correct candidate is its result", True
 
-    def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool) -> tuple[str, bool]:
-        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok))
+    def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool,
+                     invalid_call: bool = False) -> tuple[str, bool]:
+        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok,
+                              invalid_call=invalid_call))
         return output, ok
 
     def _run_shell(self, command: str) -> tuple[str, bool]:
@@ -459,7 +465,7 @@ class SessionController:
         if decision == "ask":
             decision = self._ask_permission(command)
         if decision != "allow":
-            raise ToolError(f"denied by the shell policy, not run: {command}")
+            raise ToolError(f"denied by the shell policy, not run: {command}", invalid_call=False)
         return run_shell(command, self.workspace_dir, protected=[self.workspace_dir / TASK_FILE])
 
     def _ask_permission(self, command: str) -> str:
@@ -510,7 +516,7 @@ class SessionController:
             result = evaluate(self._workspace.task_copy, folder, options, prepared=prepared,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
-            raise ToolError(f"not evaluated: {error}") from None
+            raise ToolError(f"not evaluated: {error}", invalid_call=False) from None
         finally:
             self._prepare_next_judge()
         self._workspace.attach_result(commit, result)
@@ -543,7 +549,8 @@ class SessionController:
         try:
             self._evaluate_candidate()
         except ToolError as error:
-            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
+            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False,
+                                  invalid_call=False))
 
     def _emit(self, event: SessionEvent) -> None:
         self._log.append(event)
