@@ -21,6 +21,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+POLICY_HELP = "strict (default): forward runs only your kernels; mixed: torch ops too"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kernelpilot", description="LLM-written GPU kernels for your PyTorch model.")
     parser.add_argument("--version", action="version", version=f"kernelpilot {__version__}")
@@ -35,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--budget-usd", type=float)
     optimize.add_argument("--max-minutes", type=float, help="wall-time budget")
     optimize.add_argument("--device", choices=["cuda", "cpu"])
-    optimize.add_argument("--policy", help="strict (default): forward runs only your kernels; mixed: torch ops too")
+    optimize.add_argument("--policy", help=POLICY_HELP)
     optimize.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, JSON summary on stdout")
     optimize.add_argument("--resume", metavar="ID", help="continue a session")
     optimize.add_argument("--allow-shell", action="append", default=[], metavar="PATTERN",
@@ -52,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--timed-runs", type=int)
     evaluate.add_argument("--tol", type=float, help="atol = rtol override")
     evaluate.add_argument("--compile-modes", help="comma-separated torch.compile modes (default: default)")
-    evaluate.add_argument("--policy", help="strict (default): forward runs only your kernels; mixed: torch ops too")
+    evaluate.add_argument("--policy", help=POLICY_HELP)
     evaluate.add_argument("--no-cache", action="store_true", help="re-measure cached baselines")
     evaluate.add_argument("--ncu", action="store_true",
                           help="read Nsight Compute counters (bandwidth, occupancy) when the candidate passes")
@@ -65,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--reference-as-candidate", action="store_true",
                        help="harness self-test: each task file is its own candidate (ModelNew = Model)")
     bench.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when available, else cpu")
-    bench.add_argument("--policy", choices=["strict", "mixed"], default="strict")
+    bench.add_argument("--policy", help=POLICY_HELP)
     bench.add_argument("--levels", help="comma-separated levels, e.g. 1,2,3")
     bench.add_argument("--tasks", metavar="GLOB", help="only tasks whose name matches, e.g. 'level1/*' or '*Conv*'")
     bench.add_argument("--sample", type=int, metavar="N", help="N tasks drawn at random, stratified by level")

@@ -31,6 +31,7 @@ from kernelpilot.bench.solutions import CandidateProvider, reference_provider, s
 from kernelpilot.bench.suite import SuiteTask, discover_suite, select
 from kernelpilot.errors import UsageError
 from kernelpilot.harness import EvalOptions
+from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.prepared import check_options
 
 EXIT_INTERRUPTED = 130
@@ -104,12 +105,13 @@ def make_executor(args, options: EvalOptions):
 
 def run(args) -> int:
     check_args(args)
+    policy = args.policy or DEFAULT_POLICY
     candidates = candidates_of(args)
     levels = numbers(args.levels, int, "--levels", "1,2,3")
     p_values = numbers(args.p, float, "--p", "1.0,1.5,2.0")
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     defaults = EvalOptions()
-    options = EvalOptions(device=device, policy=args.policy,
+    options = EvalOptions(device=device, policy=policy,
                           timeout_s=defaults.timeout_s if args.timeout is None else args.timeout)
     check_options(options)
     suite = Path(args.suite)
@@ -119,20 +121,20 @@ def run(args) -> int:
         tasks = select(discover_suite(suite, scratch), levels, args.tasks, args.sample, args.seed)
         if not tasks:
             raise UsageError(f"no task of {suite} matches the selection (--levels, --tasks)")
-        settings = {"suite": str(suite.resolve()), "candidates": candidates, "device": device, "policy": args.policy,
+        settings = {"suite": str(suite.resolve()), "candidates": candidates, "device": device, "policy": policy,
                     "timeout_s": options.timeout_s}
         journal = Journal(out, settings) if out else None
         if journal:
             cleanup.callback(journal.close)
         provide = (solutions_provider(Path(args.solutions)) if args.solutions
-                   else session_provider(args, device, args.policy) if args.model
+                   else session_provider(args, device, policy) if args.model
                    else reference_provider(scratch))
         executor = make_executor(args, options)
         cleanup.callback(executor.close)
         console = Console(stderr=args.json)
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the JSON's alone, whatever a library prints
             outcomes, complete, seconds = _run(tasks, provide, executor, journal, console)
-        data = bench_json({"suite": str(suite), "candidates": candidates, "device": device, "policy": args.policy,
+        data = bench_json({"suite": str(suite), "candidates": candidates, "device": device, "policy": policy,
                            "executor": args.executor, "workers": executor.workers, "wall_seconds": seconds},
                           outcomes, p_values, complete)
         if out and (note := write_reports(out, data)):
@@ -140,7 +142,7 @@ def run(args) -> int:
         if args.json:
             print(json.dumps(data, allow_nan=False))
         else:
-            console.print(final_table(data["summary"], f"{suite} · {candidates} · {device}, {args.policy}"))
+            console.print(final_table(data["summary"], f"{suite} · {candidates} · {device}, {policy}"))
     return 0 if complete else EXIT_INTERRUPTED
 
 
