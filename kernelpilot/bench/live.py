@@ -13,8 +13,9 @@ from rich.table import Table
 
 from kernelpilot.bench.metrics import level_key
 from kernelpilot.bench.outcome import TaskOutcome
-from kernelpilot.bench.report import SUMMARY_COLUMNS, cell, summary_rows
+from kernelpilot.bench.report import SUMMARY_COLUMNS, summary_rows
 from kernelpilot.bench.suite import SuiteTask
+from kernelpilot.harness.result import format_speedup
 
 RECENT_ROWS = 8
 STATUS_STYLE = {"correct": "green", "task_error": "yellow"}
@@ -71,7 +72,7 @@ class LiveView:
             table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=50 if column == "why" else None)
         for o in self._recent:
             table.add_row(o.task, level_key(o.level), f"[{STATUS_STYLE.get(o.status, 'red')}]{o.status}",
-                          str(o.reward), cell("geomean", o.speedup_vs_eager), cell("geomean", o.speedup_vs_compile),
+                          str(o.reward), format_speedup(o.speedup_vs_eager), format_speedup(o.speedup_vs_compile),
                           f"{o.seconds:.1f}", o.reason)
         return Group(self._progress, table)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernelpilot.bench.metrics import level_key, summarize
 from kernelpilot.bench.outcome import TaskOutcome
+from kernelpilot.harness.result import format_speedup
 
 RESULTS_JSON = "results.json"
 REPORT_MD = "report.md"
@@ -30,12 +31,12 @@ def bench_json(run: dict, outcomes: list[TaskOutcome], p_values, complete: bool)
 
 
 def cell(key: str, value) -> str:
+    if key.startswith("geomean"):
+        return format_speedup(value)
     if value is None:
         return "-"
     if key.endswith("rate") or key.startswith("fast"):
         return f"{100 * value:.1f}%"
-    if key.startswith("geomean"):
-        return f"{value:.2f}x"
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
@@ -65,7 +66,7 @@ def markdown(data: dict) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for o in map(TaskOutcome.from_json, data["results"]):
         lines.append(f"| {o.task} | {level_key(o.level)} | {o.status} | {o.reward} | "
-                     f"{cell('geomean', o.speedup_vs_eager)} | {cell('geomean', o.speedup_vs_compile)} | "
+                     f"{format_speedup(o.speedup_vs_eager)} | {format_speedup(o.speedup_vs_compile)} | "
                      f"{o.seconds:.1f} | {o.reason.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
