@@ -7,7 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from agent_helpers import TASK, write_transcript
+from agent_helpers import TASK
+from transcripts import write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.commands.optimize import settings_from
