@@ -1,0 +1,33 @@
+"""Trajectories as the session reader hands them to the trainer: short conversations that train in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelpilot.finetune.trajectory import ModelTurn, Trajectory
+
+SYSTEM = {"role": "system", "content": "You write CUDA kernels."}
+USER = {"role": "user", "content": "Make relu(x + b) faster."}
+TOOL_RESULT = "evaluate: correct, 1.3x faster than eager"
+
+
+def tool_call(text: str) -> str:
+    return f'{text}\n```json\n{{"tool": "evaluate", "arguments": {{}}}}\n```'
+
+
+def trajectory(responses: list[str], reward: int | None, *, session_id: str = "s1", rewards: list[tuple[int, ...]] | None = None,
+               token_ids: list[list[int] | None] | None = None, logprobs: list[list[float] | None] | None = None,
+               temperature: float = 0.7, tool_errors: int = 0) -> Trajectory:
+    """A session whose model answered `responses` in turn, each followed by the tool's result."""
+    context = [SYSTEM, USER]
+    turns = []
+    for i, content in enumerate(responses):
+        response = {"role": "assistant", "content": content}
+        turns.append(ModelTurn(turn=i, context=list(context), response=response,
+                               token_ids=token_ids[i] if token_ids else None,
+                               logprobs=logprobs[i] if logprobs else None,
+                               sampling={"temperature": temperature}, model="local:smollm2-135m",
+                               rewards=rewards[i] if rewards else ()))
+        context += [response, {"role": "tool", "content": TOOL_RESULT}]
+    return Trajectory(session_id=session_id, log_path=Path(f"/sessions/{session_id}/session.jsonl"),
+                      model="local:smollm2-135m", turns=tuple(turns), reward=reward, tool_errors=tool_errors)
