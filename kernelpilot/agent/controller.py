@@ -44,6 +44,7 @@ from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
@@ -324,7 +325,8 @@ class SessionController:
         return self._summary(reason)
 
     def _agent_loop(self) -> str:
-        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of)
+        contexts = TurnContexts()
+        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of, contexts)
         self._finish_interrupted_turn(conversation)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
@@ -348,8 +350,8 @@ class SessionController:
             self._cost += reply.cost_usd
             self._tokens[0] += reply.prompt_tokens
             self._tokens[1] += reply.completion_tokens
-            self._emit(LLMTurn(turn=turn, messages=messages, response=reply.message, token_ids=reply.token_ids,
-                               logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
+            self._emit(LLMTurn(turn=turn, response=reply.message, **contexts.stored(messages, reply.message),
+                               token_ids=reply.token_ids, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
                                completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
                                model=self.model, sampling=dict(self._client.sampling)))
             calls = self._calls_of(reply.message, turn)
@@ -412,11 +414,12 @@ class SessionController:
             arguments = parse_arguments(raw)
         except ToolError as error:
             self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments={"raw": raw}))
-            return self._tool_result(turn, call, str(error), False)
+            return self._tool_result(turn, call, str(error), False, error.invalid_call)
         self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments=arguments))
         return self._tool_result(turn, call, *self._call_tool(name, arguments))
 
-    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
+        """The tool's output, whether it succeeded, and whether the call itself was invalid (`ToolError`)."""
         try:
             if name in FILE_TOOLS:
                 output, ok = call_file_tool(self._files, name, arguments), True
@@ -431,11 +434,13 @@ class SessionController:
             else:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
         except ToolError as error:
-            output, ok = str(error), False
-        return output, ok
+            return str(error), False, error.invalid_call
+        return output, ok, False
 
-    def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool) -> tuple[str, bool]:
-        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok))
+    def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool,
+                     invalid_call: bool = False) -> tuple[str, bool]:
+        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok,
+                              invalid_call=invalid_call))
         return output, ok
 
     def _run_shell(self, command: str) -> tuple[str, bool]:
@@ -443,7 +448,7 @@ class SessionController:
         if decision == "ask":
             decision = self._ask_permission(command)
         if decision != "allow":
-            raise ToolError(f"denied by the shell policy, not run: {command}")
+            raise ToolError(f"denied by the shell policy, not run: {command}", invalid_call=False)
         return run_shell(command, self.workspace_dir, protected=[self.workspace_dir / TASK_FILE])
 
     def _ask_permission(self, command: str) -> str:
@@ -494,7 +499,7 @@ class SessionController:
             result = evaluate(self._workspace.task_copy, folder, options, prepared=prepared,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
-            raise ToolError(f"not evaluated: {error}") from None
+            raise ToolError(f"not evaluated: {error}", invalid_call=False) from None
         finally:
             self._prepare_next_judge()
         self._workspace.attach_result(commit, result)
@@ -527,7 +532,8 @@ class SessionController:
         try:
             self._evaluate_candidate()
         except ToolError as error:
-            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False))
+            self._emit(ToolResult(turn=0, call_id=MANUAL_MODEL, name="evaluate", output=str(error), ok=False,
+                                  invalid_call=False))
 
     def _emit(self, event: SessionEvent) -> None:
         self._log.append(event)

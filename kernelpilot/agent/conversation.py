@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import LLMTurn, SessionEvent, ToolResult, UserMessage
 
 NUDGE = "Continue with a tool call. When you are finished, call `done`."
@@ -57,12 +58,17 @@ class Conversation:
         return [{k: v for k, v in m.items() if k != "tool_results"} for m in self.messages]
 
     @classmethod
-    def rebuild(cls, initial: list[dict[str, Any]], events: list[SessionEvent], parse_calls) -> Conversation:
-        """The conversation as it stood after `events`; `parse_calls(message, turn)` finds text tool calls."""
+    def rebuild(cls, initial: list[dict[str, Any]], events: list[SessionEvent], parse_calls,
+                contexts: TurnContexts) -> Conversation:
+        """The conversation as it stood after `events`; `parse_calls(message, turn)` finds text tool calls.
+
+        Each turn's context comes from the log (through `contexts`, which this leaves positioned after the last
+        turn, ready to store the next), so a resumed model sees exactly what the log says it saw.
+        """
         conversation = cls(initial)
         for event in events:
             if isinstance(event, LLMTurn):
-                conversation.messages = [dict(m) for m in event.messages]
+                conversation.messages = [dict(m) for m in contexts.context_of(event)]
                 conversation.add_assistant(event.response, parse_calls(event.response, event.turn))
             elif isinstance(event, ToolResult):
                 conversation.add_tool_result(event.call_id, event.name, event.output)

@@ -49,7 +49,16 @@ TOOL_SPECS = (
 
 
 class ToolError(Exception):
-    """A tool call that cannot be carried out; its message goes back to the model."""
+    """A tool call that cannot be carried out; its message goes back to the model.
+
+    `invalid_call`: the model's call itself was wrong (an unknown tool, arguments that do not fit it, a path or edit
+    the tool refuses), which finetuning's rejection sampling filters on; False when a sound call was stopped by
+    something else (the user's shell policy, a harness that could not evaluate).
+    """
+
+    def __init__(self, message: str, *, invalid_call: bool = True) -> None:
+        super().__init__(message)
+        self.invalid_call = invalid_call
 
 
 class FileTools:

@@ -55,10 +55,15 @@ class LLMTurn(SessionEvent):
 
     kind: ClassVar[str] = "llm_turn"
     turn: int
-    messages: list[dict[str, Any]]
-    """The request's messages (the full context the model saw)."""
     response: dict[str, Any]
     """The assistant message: content and tool calls."""
+    new_messages: list[dict[str, Any]] | None = None
+    """The request's messages that are new since the previous turn: what followed its response (tool results,
+    the user's words, a nudge); on the first turn, the whole opening. Each message is stored once, so a log grows
+    linearly with the session; `session.contexts.TurnContexts` rebuilds each turn's full context."""
+    messages: list[dict[str, Any]] | None = None
+    """The request's full context, instead of `new_messages`: in logs written before `new_messages` existed, and
+    when a context does not extend the previous one (a conversation that was rewritten)."""
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None
     prompt_tokens: int = 0
@@ -97,6 +102,11 @@ class ToolResult(SessionEvent):
     name: str
     output: str
     ok: bool = True
+    invalid_call: bool | None = None
+    """The model's call itself was wrong (unknown tool, bad arguments, a path or edit the tool refused), as opposed
+    to a sound call that failed (a shell command's exit status, a denied command, an interrupted call). None in
+    logs written before it was recorded: `session.trajectory` then counts every failed call but shell's and
+    evaluate's."""
 
 
 @dataclass(frozen=True)

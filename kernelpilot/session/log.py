@@ -48,20 +48,24 @@ def _cut_torn_tail(path: Path) -> None:
         file.truncate(data.rfind(b"\n") + 1)
 
 
-def read_events(path: Path) -> list[SessionEvent]:
-    """Every completed event of a log; a torn last line (a kill mid-write) is skipped."""
+def read_events(path: Path, *, whole: bool = False) -> list[SessionEvent]:
+    """Every completed event of a log; a torn last line (a kill mid-write) is skipped, or with `whole` is an error
+    (for readers that must not miss the last event: it may be the session's best reward)."""
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except OSError as error:
-        raise SessionError(f"cannot read session log {path}: {error.strerror}") from None
+        raise SessionError(f"{path}: cannot read the session log ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise SessionError(f"{path}: not a session log (not UTF-8 text: {error.reason})") from None
     events = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             events.append(event_from_json(json.loads(line)))
-        except (json.JSONDecodeError, KeyError, TypeError) as error:
-            if number == len(lines):
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            if number == len(lines) and not whole:
                 break
-            raise SessionError(f"{path}:{number}: corrupt session log line ({error})") from None
+            what = "torn last line (killed mid-write?)" if number == len(lines) else "corrupt session log line"
+            raise SessionError(f"{path}:{number}: {what} ({type(error).__name__}: {error})") from None
     return events

@@ -89,8 +89,8 @@ def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
     assert answer.ok and answer.output.startswith("candidate 2: correct")
     turns = [e for e in events if isinstance(e, LLMTurn)]
     assert [t.turn for t in turns] == [1, 2, 3, 4]
-    assert turns[-1].messages[-1]["tool_call_id"] == "call_eval2"
-    assert turns[-1].messages[-1]["content"] == answer.output, "the model is told the re-run's verdict"
+    assert turns[-1].new_messages[-1]["tool_call_id"] == "call_eval2"
+    assert turns[-1].new_messages[-1]["content"] == answer.output, "the model is told the re-run's verdict"
 
     ended = log.read_bytes()
     again = SessionController(SessionSettings(resume=directory.name, sessions_root=sessions,

@@ -54,7 +54,7 @@ def test_a_session_on_a_mocked_provider_logs_the_turn(tmp_path):
     started = next(e for e in events if isinstance(e, SessionStarted))
     assert started.model == "anthropic/claude-sonnet-4-5" and started.sampling == {"temperature": 0.3}
     (turn,) = [e for e in events if isinstance(e, LLMTurn)]
-    assert turn.messages[0]["role"] == "system" and "# Task" in turn.messages[1]["content"]
+    assert turn.new_messages[0]["role"] == "system" and "# Task" in turn.new_messages[1]["content"]
     assert turn.response["tool_calls"][0]["function"]["name"] == "done"
     assert turn.prompt_tokens > 0 and turn.cost_usd == summary.cost_usd
     assert (turn.model, turn.sampling) == ("anthropic/claude-sonnet-4-5", {"temperature": 0.3})
@@ -69,7 +69,7 @@ def test_models_without_native_tools_use_fenced_json(tmp_path):
     assert controller.run().reason == "done"
     events = read_events(controller.log_path)
     (turn,) = [e for e in events if isinstance(e, LLMTurn)]
-    assert "```json" in turn.messages[0]["content"], "the system prompt teaches the text protocol"
+    assert "```json" in turn.new_messages[0]["content"], "the system prompt teaches the text protocol"
     assert [e.name for e in events if isinstance(e, ToolResult)] == ["list", "done"]
 
 

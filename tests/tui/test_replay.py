@@ -60,7 +60,7 @@ async def test_steering_message_joins_the_agents_next_turn(project):
             "you › prefer float4 loads"]
     assert [e.text for e in events if isinstance(e, UserMessage)] == ["prefer float4 loads"]
     first_turn = next(e for e in events if isinstance(e, LLMTurn))
-    assert first_turn.messages[-1] == {"role": "user", "content": "prefer float4 loads"}
+    assert first_turn.new_messages[-1] == {"role": "user", "content": "prefer float4 loads"}
 
 
 @pytest.mark.slow
