@@ -8,6 +8,7 @@ the first load keeps the converted model in kernelpilot's cache and later loads 
 
 from __future__ import annotations
 
+import importlib
 import importlib.resources
 import importlib.util
 import os
@@ -36,7 +37,12 @@ class BaseModel:
 
 def require_extra(*modules: str) -> None:
     """One line naming the extra to install, instead of an ImportError deep inside a training step."""
-    missing = [name for name in ("transformers", "peft", "accelerate", *modules) if importlib.util.find_spec(name) is None]
+    missing = []
+    for name in ("transformers", "peft", "accelerate", *modules):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
     if missing:
         raise UsageError(f"finetuning needs {', '.join(missing)}: {FINETUNE_EXTRA}")
 
