@@ -1,4 +1,5 @@
-"""The model behind the agent: any litellm model string, or `replay:PATH` (a recorded transcript).
+"""The model behind the agent: any litellm model string, `replay:PATH` (a recorded transcript), or
+`local:NAME_OR_PATH[+ADAPTER]` (in-process transformers, `local_model`).
 
 litellm does the provider work: streaming, retries with exponential backoff (`num_retries` with
 `retry_strategy="exponential_backoff_retry"`, through tenacity: rate limits, timeouts, connection and server
@@ -27,6 +28,7 @@ from kernelpilot.agent.textproto import as_text_protocol
 from kernelpilot.errors import UsageError
 
 REPLAY_PREFIX = "replay:"
+LOCAL_PREFIX = "local:"
 NUM_RETRIES = 4
 """litellm's `num_retries`: the provider SDK's own retries (openai's), then as many attempts through tenacity."""
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -244,9 +246,14 @@ class LiteLLMClient:
 
 
 def make_client(model: str, sampling: dict[str, Any], options: Mapping[str, Any], tool_protocol: str = "auto"):
-    """A `ReplayClient` for `replay:PATH`, else a `LiteLLMClient`; raises `UsageError` for a bad model string."""
+    """A `ReplayClient` for `replay:PATH`, a `local_model.LocalClient` for `local:NAME_OR_PATH[+ADAPTER]`, else a
+    `LiteLLMClient`; raises `UsageError` for a bad model string."""
     if model.startswith(REPLAY_PREFIX):
         return ReplayClient.load(Path(model[len(REPLAY_PREFIX):]).expanduser())
+    if model.startswith(LOCAL_PREFIX):
+        from kernelpilot.agent.local_model import LocalClient  # imports transformers: only when asked for
+
+        return LocalClient.load(model[len(LOCAL_PREFIX):], dict(sampling))
     if not model.strip() or any(c.isspace() for c in model):
         raise UsageError(f"bad model string '{model}'")
     return LiteLLMClient(model, dict(sampling), options, tool_protocol)
