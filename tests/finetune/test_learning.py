@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernelpilot.finetune import distributed
-from kernelpilot.finetune.base import load, resolve
+from kernelpilot.finetune.pretrained import load_pretrained
 from kernelpilot.finetune.recipe import FinetuneOptions
 from kernelpilot.finetune.tokenise import stop_token_ids, tokenise
 from kernelpilot.finetune.trainer import Trainer, with_adapter
@@ -29,7 +29,7 @@ def response_logprob(model, tokenizer, session) -> float:
 
 @pytest.mark.slow
 def test_ppo_raises_the_rewarded_response_and_lowers_the_punished_one(tmp_path):
-    model, tokenizer = load(resolve("smollm2-135m"))
+    model, tokenizer = load_pretrained("smollm2-135m", device="cpu")
     good = with_behaviour(trajectory([REWARDED], 3, session_id="good"), model, tokenizer)
     bad = with_behaviour(trajectory([PUNISHED], -1, session_id="bad"), model, tokenizer)
     before = [response_logprob(model, tokenizer, s) for s in (good, bad)]

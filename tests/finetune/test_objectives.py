@@ -7,7 +7,12 @@ import math
 import pytest
 import torch
 
-from kernelpilot.finetune.advantages import explained_variance, gae, token_rewards, variance_sums
+from kernelpilot.finetune.advantages import (
+    explained_variance,
+    gae,
+    token_rewards,
+    variance_sums,
+)
 from kernelpilot.finetune.objectives import kl_to_base, policy_loss
 from kernelpilot.finetune.recipe import SHAPING_DISCOUNT
 from kernelpilot.finetune.tokenise import Response, Sample

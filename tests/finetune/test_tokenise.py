@@ -64,7 +64,7 @@ def test_a_template_that_rewrites_earlier_turns_is_caught_and_located(tokenizer)
     with pytest.raises(SessionSkipped) as caught:
         tokenise(trajectory(RESPONSES, 3), rewriting, stop_token_ids(tokenizer))
     assert re.fullmatch(r"turn 0's response is not a prefix of the whole conversation's tokens: at token \d+ it has "
-                        r"'.*Fuse.*' where the conversation has '\(earlier answer\).*'", str(caught.value), re.S)
+                        r"'.*Fuse.*' where the conversation has '\(earlier answer\).*'", str(caught.value), re.DOTALL)
 
 
 def test_a_context_that_leaves_out_an_earlier_response_is_caught(tokenizer):

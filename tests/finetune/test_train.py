@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 import torch
 
 from kernelpilot.errors import UsageError
 from kernelpilot.finetune import distributed
-from kernelpilot.finetune.base import load, resolve
+from kernelpilot.finetune.pretrained import load_pretrained
 from kernelpilot.finetune.recipe import FinetuneOptions
 from kernelpilot.finetune.tokenise import stop_token_ids, tokenise
 from kernelpilot.finetune.trainer import Trainer, finetune, with_adapter
@@ -48,14 +49,14 @@ def test_one_step_of_each_stage_leaves_adapter_value_head_version_report_and_mer
 
     ids = torch.tensor([[1, 9690, 198, 4093, 2]])
     merged = AutoModelForCausalLM.from_pretrained(out / "merged")
-    adapted = PeftModel.from_pretrained(load(resolve("smollm2-135m"))[0], out / "adapter")
+    adapted = PeftModel.from_pretrained(load_pretrained("smollm2-135m", device="cpu")[0], out / "adapter")
     with torch.no_grad():
         torch.testing.assert_close(merged(ids).logits, adapted(ids).logits, atol=1e-4, rtol=1e-4)
         assert not torch.allclose(smollm2[0](ids).logits, adapted(ids).logits), "the adapter changed the model"
 
 
 def test_lora_weights_change_and_base_weights_do_not(sessions, tmp_path):
-    model, tokenizer = load(resolve("smollm2-135m"))
+    model, tokenizer = load_pretrained("smollm2-135m", device="cpu")
     options = FinetuneOptions("smollm2-135m", tmp_path, stage="ppo", lora_rank=4, max_steps=1, batch_size=2)
     ranks = distributed.start()
     adapted = with_adapter(model, options, ranks)
@@ -109,12 +110,13 @@ def test_nothing_to_resume_and_nothing_to_train_are_one_line_errors(tmp_path):
 
 def test_a_session_the_template_cannot_reproduce_is_skipped_with_one_line(sessions, tmp_path):
     good = sessions[0]
-    trimmed = good.turns[1].__class__(**{**vars(good.turns[1]), "context": good.turns[1].context[:2]})
-    broken = good.__class__(**{**vars(good), "session_id": "broken", "turns": (good.turns[0], trimmed)})
+    trimmed = replace(good.turns[1], context=good.turns[1].context[:2])
+    broken = replace(good, log_path=tmp_path / "broken.jsonl", turns=(good.turns[0], trimmed))
     said = []
-    report = finetune([broken, sessions[1], good], FinetuneOptions("smollm2-135m", tmp_path, stage="rft",
+    report = finetune([broken, sessions[1], good], FinetuneOptions("smollm2-135m", tmp_path / "run", stage="rft",
                                                                    lora_rank=4, max_steps=1), say=said.append)
-    assert said == [f"skipped {broken.log_path}: turn 0's response is not a prefix of the whole conversation's "
-                    "tokens: at token 30 it has 'Fuse the add into the relu' where the conversation has "
-                    "'Done: one kernel.<|im_end|>\\n'"]
+    where = ("at token 30 it has 'Fuse the add into the relu' where the conversation has "
+             "'Done: one kernel.<|im_end|>\\n'")
+    line = f"skipped {broken.log_path}: turn 0's response is not a prefix of the whole conversation's tokens: {where}"
+    assert said == [line]
     assert report.sessions.skipped == tuple(said) and report.sessions.rft == 1
