@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     optimize = verbs.add_parser("optimize", help="open the TUI and let an agent write kernels for a model")
     optimize.add_argument("task", nargs="?", help="a KernelBench-format model file")
-    optimize.add_argument("--model", help="litellm model string, or replay:PATH (default: config / KERNELPILOT_MODEL)")
+    optimize.add_argument("--model", help="litellm model string, replay:PATH, or local:NAME_OR_PATH[+ADAPTER] "
+                          "(in-process transformers, e.g. local:smollm2-135m; default: config / KERNELPILOT_MODEL)")
     optimize.add_argument("--skill", help="skill name under skills/ or a path to a skill directory")
     optimize.add_argument("--max-turns", type=int)
     optimize.add_argument("--budget-usd", type=float)

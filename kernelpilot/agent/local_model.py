@@ -6,7 +6,7 @@ file, a model in the Hugging Face cache; never a download); ADAPTER a PEFT adapt
 runs on the GPU when torch sees one. Tools go through the text protocol (`textproto`): small open models have no
 native tool calling, and the chat template renders fenced blocks like any text.
 
-Logprob convention (the trainer computes its own logprobs the same way):
+Logprob convention (`finetune.logprobs`, which the trainer uses too):
     logprobs[i] = log_softmax(logits_i / T)[token_ids[i]]
 where logits_i are the model's raw logits for the i-th generated position and T the sampling temperature; T of 0
 or None means greedy decoding, recorded with T = 1. top_p and top_k shape the sampling but are not applied to the
@@ -20,19 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from kernelpilot.agent.llm import DeltaSink, Reply
 from kernelpilot.agent.textproto import as_text_protocol
 from kernelpilot.errors import UsageError
+from kernelpilot.finetune.logprobs import logprob_temperature, token_logprobs
 from kernelpilot.finetune.pretrained import import_transformers, load_pretrained
 
 DEFAULT_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "max_tokens": 1024}
 """What a local model samples with unless told otherwise: the policy's own distribution (T = 1, no truncation),
 which is what on-policy training wants."""
-
-
-def recorded_temperature(sampling: dict[str, Any]) -> float:
-    """The T of the logprob convention for a request sampled with `sampling`."""
-    return float(sampling.get("temperature") or 1.0)
 
 
 @dataclass
@@ -65,8 +63,6 @@ class LocalClient:
         return cls(ref, model, tokenizer, {**DEFAULT_SAMPLING, **sampling})
 
     def complete(self, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
-        import torch
-
         prompt = self.tokenizer.apply_chat_template(as_text_protocol(messages) if tools else messages,
                                                     add_generation_prompt=True, return_dict=True,
                                                     return_tensors="pt")["input_ids"].to(self.model.device)
@@ -80,9 +76,8 @@ class LocalClient:
                 pad_token_id=self.tokenizer.eos_token_id, output_logits=True, return_dict_in_generate=True,
                 streamer=_delta_streamer(self.tokenizer, on_delta))
         token_ids = output.sequences[0, prompt.shape[1]:]  # (n,) int64
-        logits = torch.stack(output.logits, dim=1)[0].float()  # (n, vocab): raw, before temperature and top-p/k
-        logprobs = torch.log_softmax(logits / recorded_temperature(self.sampling), dim=-1)
-        sampled = logprobs.gather(1, token_ids[:, None])[:, 0]
+        logits = torch.stack(output.logits, dim=1)[0]  # (n, vocab): raw, before temperature and top-p/k
+        sampled = token_logprobs(logits, token_ids, logprob_temperature(self.sampling))
         text = self.tokenizer.decode(token_ids, skip_special_tokens=True)
         return Reply({"role": "assistant", "content": text}, token_ids=token_ids.tolist(), logprobs=sampled.tolist(),
                      prompt_tokens=prompt.shape[1], completion_tokens=len(token_ids))

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from itertools import groupby
 
 from kernelpilot.agent.tools import TOOL_SPECS
+from kernelpilot.finetune.trajectory import Trajectory
 
 _FENCED = re.compile(r"```(?:json|tool)?[ \t]*\n(.*?)\n[ \t]*```", re.S)
 
@@ -63,6 +65,18 @@ def as_text_protocol(messages: list[dict]) -> list[dict]:
         else:
             converted.extend(_in_text(message, instructions) for message in group)
     return converted
+
+
+def trajectory_in_text_protocol(trajectory: Trajectory) -> Trajectory:
+    """`trajectory` as a model without native tools would have seen and written it (`as_text_protocol`): what a local
+    model is finetuned on when the sessions came from models with native tool calls (hosted ones, replays). The
+    conversion keeps each turn's context a prefix of the next one's; sessions in the text protocol (local models')
+    come back unchanged, token ids and logprobs with them."""
+    turns = []
+    for turn in trajectory.turns:
+        *context, response = as_text_protocol([*turn.context, turn.response])
+        turns.append(dataclasses.replace(turn, context=context, response=response))
+    return dataclasses.replace(trajectory, turns=tuple(turns))
 
 
 def _in_text(message: dict, instructions: str) -> dict:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
+
+from agent_helpers import REPO
 
 from kernelpilot.agent.conversation import NUDGE, Conversation
-from kernelpilot.agent.textproto import parse_tool_calls
+from kernelpilot.agent.textproto import parse_tool_calls, trajectory_in_text_protocol
+from kernelpilot.session.trajectory import read_trajectory
 
 
 def test_fenced_json_tool_calls_are_parsed_from_text():
@@ -39,3 +43,18 @@ def test_a_reply_without_tool_calls_gets_a_nudge_and_steering_closes_pending_cal
     conversation.add_user("use float4 loads")
     roles = [m["role"] for m in conversation.ready_for_model()]
     assert roles[-2:] == ["tool", "user"]
+
+
+def test_a_native_tool_session_converts_to_the_text_protocol_for_finetuning():
+    native = read_trajectory(REPO / "examples" / "sessions" / "two_pass" / "session.jsonl")
+    text = trajectory_in_text_protocol(native)
+    messages = text.conversation
+    assert not any(m["role"] == "tool" or m.get("tool_calls") for m in messages)
+    assert "# How to call tools" in messages[0]["content"]
+    for before, after in zip(native.turns, text.turns):
+        assert [c["function"]["name"] for c in parse_tool_calls(after.response["content"], after.turn)] == \
+            [c["function"]["name"] for c in before.response["tool_calls"]]
+    for turn, following in pairwise(text.turns):
+        assert following.context[:len(turn.context) + 1] == [*turn.context, turn.response], "prefix kept"
+    local = read_trajectory(REPO / "examples" / "sessions" / "smollm2" / "session.jsonl")
+    assert trajectory_in_text_protocol(local) == local

@@ -11,10 +11,11 @@ from agent_helpers import TASK
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.llm import make_client
-from kernelpilot.agent.local_model import LocalClient, recorded_temperature
+from kernelpilot.agent.local_model import LocalClient
 from kernelpilot.agent.textproto import as_text_protocol
 from kernelpilot.cli import main
 from kernelpilot.errors import UsageError
+from kernelpilot.finetune.logprobs import logprob_temperature
 from kernelpilot.finetune.pretrained import load_pretrained
 from kernelpilot.session.trajectory import read_trajectory
 
@@ -52,7 +53,7 @@ def test_a_local_session_logs_token_ids_and_logprobs_a_forward_pass_reproduces(s
     assert turn.model == SMOLLM2 and len(turn.token_ids) == len(turn.logprobs) == 12
     assert as_text_protocol(turn.context) == turn.context, "the text protocol, taught in the system prompt"
     assert turn.response["content"] in "".join(deltas), "streamed to the UI as it was generated"
-    recomputed = recomputed_logprobs(smollm2, turn.context, turn.token_ids, recorded_temperature(turn.sampling))
+    recomputed = recomputed_logprobs(smollm2, turn.context, turn.token_ids, logprob_temperature(turn.sampling))
     assert torch.allclose(recomputed, torch.tensor(turn.logprobs), atol=TOLERANCE, rtol=0)
 
 

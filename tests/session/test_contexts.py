@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
@@ -35,7 +36,7 @@ def test_a_turn_stores_only_what_is_new_so_the_log_grows_linearly(tmp_path):
     assert len(lines[0]) > max(sizes), "the first turn stores the opening (system prompt and task)"
 
     contexts = [turn.context for turn in read_trajectory(controller.log_path).turns]
-    for previous, context in zip(contexts, contexts[1:]):
+    for previous, context in pairwise(contexts):
         assert len(context) == len(previous) + 2, "the previous response and its tool result"
     assert contexts[-1][2]["tool_calls"][0]["function"]["name"] == "read"
 

@@ -104,3 +104,17 @@ def test_unusable_logs_are_skipped_with_one_line_each(tmp_path):
     assert "not UTF-8" in reasons["binary"]
     with pytest.raises(SessionError, match="torn last line"):
         read_trajectory(tmp_path / "torn" / "session.jsonl")
+
+
+def test_the_example_sessions_read_with_rewards_from_minus_1_to_3():
+    trajectories, skipped = read_trajectories([REPO / "examples" / "sessions"])
+    assert skipped == []
+    by_name = {t.log_path.parent.name: t for t in trajectories}
+    assert {t.reward for t in trajectories} >= {-1, 1, 2, 3}
+    assert by_name["two_pass_then_fused"].turns[1].rewards == (2,) and by_name["two_pass_then_fused"].reward == 3
+    local = by_name["smollm2"]
+    assert local.model == "local:smollm2-135m" and local.turns
+    assert all(len(t.token_ids) == len(t.logprobs) > 0 for t in local.turns), "exact behaviour logprobs"
+    for trajectory in trajectories:
+        text = trajectory.log_path.read_text()
+        assert str(REPO) not in text and "/tmp/" not in text, "no paths of the machine that recorded it"
