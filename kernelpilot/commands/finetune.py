@@ -6,6 +6,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from kernelpilot.agent.textproto import trajectory_in_text_protocol
 from kernelpilot.errors import UsageError
 from kernelpilot.finetune.recipe import FinetuneOptions
 from kernelpilot.session.trajectory import read_trajectories
@@ -33,7 +34,10 @@ def run(args) -> int:
 
     options = options_from(args)
     trajectories, unreadable = read_trajectories(Path(path) for path in args.sessions)
-    report = finetune(trajectories, options, unreadable, say=lambda line: print(line, file=sys.stderr))
+    # The adapter is for `local:` models, which call tools in the text protocol: sessions of models with native
+    # tool calls are trained on as such a model would have seen and written them.
+    report = finetune([trajectory_in_text_protocol(t) for t in trajectories], options, unreadable,
+                      say=lambda line: print(line, file=sys.stderr))
     if report.version:
         print(f"{report.version}: adapter {report.outputs['adapter']}, report {report.outputs['report']}")
     return 0

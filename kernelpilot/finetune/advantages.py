@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import torch
 
-from kernelpilot.finetune.recipe import GAMMA, LAMBDA, SHAPING_DISCOUNT
+from kernelpilot.finetune.recipe import (
+    GAMMA,
+    LAMBDA,
+    SHAPING_DISCOUNT,
+    UNEVALUATED_REWARD,
+)
 from kernelpilot.finetune.tokenise import Sample
+
+
+def session_reward(sample: Sample) -> float:
+    """The session's milestone reward; UNEVALUATED_REWARD when it never had a candidate evaluated."""
+    return float(UNEVALUATED_REWARD if sample.reward is None else sample.reward)
 
 
 def token_rewards(sample: Sample, shaping: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -18,17 +28,17 @@ def token_rewards(sample: Sample, shaping: bool) -> tuple[torch.Tensor, torch.Te
 
     Default: the session's milestone reward on its last token, discount 1 throughout. Shaped: each turn's best
     attempt reward on that turn's last token (0 for a turn that evaluated nothing), and SHAPING_DISCOUNT on the
-    step from one turn to the next.
+    step from one turn to the next; a session that evaluated nothing still ends on UNEVALUATED_REWARD.
     """
     lengths = [r.end - r.start for r in sample.responses]
     rewards = torch.zeros(sum(lengths))
     discounts = torch.full_like(rewards, GAMMA)
     ends = torch.tensor(lengths).cumsum(0) - 1
-    if shaping:
+    if shaping and sample.reward is not None:
         rewards[ends] = torch.tensor([float(max(r.rewards, default=0)) for r in sample.responses])
         discounts[ends[:-1]] = SHAPING_DISCOUNT
     else:
-        rewards[-1] = float(sample.reward or 0)
+        rewards[-1] = session_reward(sample)
     return rewards, discounts
 
 

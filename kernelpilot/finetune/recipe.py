@@ -15,6 +15,9 @@ GAMMA = 1.0
 LAMBDA = 0.95
 """GAE: no discount within a session (its reward comes once, at the end), λ trades the critic's bias for variance."""
 
+UNEVALUATED_REWARD = -1
+"""The result of a session that never had a candidate evaluated: it produced no verified kernel, CUDA Agent's −1."""
+
 SHAPING_DISCOUNT = 0.9
 """`--reward-shaping`: each turn earns its own attempts' reward; credit crossing a turn boundary is
 discounted by this, so an attempt is credited mostly with what it and the next few turns earned."""
@@ -75,6 +78,7 @@ class FinetuneOptions:
 
 def recipe_json() -> dict[str, float]:
     """The constants above, as report.json records them."""
-    return {"gamma": GAMMA, "lambda": LAMBDA, "shaping_discount": SHAPING_DISCOUNT, "clip_low": CLIP_LOW,
+    return {"gamma": GAMMA, "lambda": LAMBDA, "unevaluated_reward": UNEVALUATED_REWARD,
+            "shaping_discount": SHAPING_DISCOUNT, "clip_low": CLIP_LOW,
             "clip_high": CLIP_HIGH, "kl_coef": KL_COEF, "ppo_epochs": PPO_EPOCHS,
             "critic_max_steps": CRITIC_MAX_STEPS, "critic_lr": CRITIC_LR, "max_grad_norm": MAX_GRAD_NORM}

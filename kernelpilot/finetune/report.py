@@ -57,11 +57,11 @@ class Sessions:
     rft: int
     """Positive reward, no invalid tool calls."""
     critic: int
-    """Sessions with a reward (something was evaluated)."""
+    """Every usable session (one that evaluated nothing counts as failed)."""
     ppo: int
-    """Sessions with a reward and behaviour logprobs for every response."""
+    """Sessions with behaviour logprobs for every response."""
     without_logprobs: int
-    """Sessions with a reward but no (usable) behaviour logprobs: RFT only."""
+    """Sessions without (usable) behaviour logprobs: no PPO, RFT only (when successful)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "skipped": list(self.skipped)}
@@ -144,7 +144,7 @@ def _markdown(report: FinetuneReport, plotted: bool) -> str:
     s = report.sessions
     summary = (f"Base model `{report.base_model}` on {report.device} × {report.world_size}, "
                f"{report.seconds:.0f} s, {report.tokens_per_second:.0f} trained tokens/s.")
-    columns = ("| read | skipped | RFT (reward > 0, no invalid tool calls) | critic (rewarded) "
+    columns = ("| read | skipped | RFT (reward > 0, no invalid tool calls) | critic "
                "| PPO (with behaviour logprobs) | without logprobs (RFT only) |")
     lines = [f"# Finetune `{report.version}`", "", summary, "", "## Sessions", "", columns,
              "|---|---|---|---|---|---|",

@@ -27,7 +27,7 @@ def test_a_path_without_sessions_is_one_line_and_exit_2(capsys, tmp_path):
 
 def test_a_base_model_that_cannot_be_found_is_one_line_and_exit_2(capsys, tmp_path):
     write_log(trajectory(["Done."], 3), tmp_path)
-    status, out, err = finetune(capsys, str(tmp_path), "--base-model", "no-such-model", "--out", str(tmp_path / "o"))
+    status, _, err = finetune(capsys, str(tmp_path), "--base-model", "no-such-model", "--out", str(tmp_path / "o"))
     assert status == 2 and err.startswith("kernelpilot: local model 'no-such-model' not found") and err.count("\n") == 1
 
 
@@ -51,9 +51,8 @@ def test_a_corrupt_log_is_skipped_with_one_line_and_the_rest_trains(capsys, smol
     status, out, err = finetune(capsys, str(tmp_path / "logs"), "--base-model", "smollm2-135m", "--stage", "rft",
                                 "--lora-rank", "4", "--out", str(tmp_path / "run"))
     assert status == 0
-    assert [line for line in err.splitlines() if "corrupt" in line] == [
-        f"skipped {corrupt}:1: corrupt session log line (JSONDecodeError: Expecting ',' delimiter: line 1 column 27 "
-        "(char 26))"]
+    why = "corrupt session log line (JSONDecodeError: Expecting ',' delimiter: line 1 column 27 (char 26))"
+    assert [line for line in err.splitlines() if "corrupt" in line] == [f"skipped {corrupt}:1: {why}"]
     assert out.startswith("rft-step1-") and str(tmp_path / "run" / "adapter") in out
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["sessions"]["read"] == 2 and len(report["sessions"]["skipped"]) == 1

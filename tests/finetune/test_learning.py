@@ -37,7 +37,7 @@ def test_ppo_raises_the_rewarded_response_and_lowers_the_punished_one(tmp_path):
     options = FinetuneOptions("smollm2-135m", tmp_path, stage="ppo", lora_rank=4, lr=5e-4, max_steps=3, epochs=3,
                               batch_size=2)
     ranks = distributed.start()
-    adapted = with_adapter(model, options, ranks)
+    adapted = with_adapter(model, options)
     trainer = Trainer(adapted, options, ranks)
     trainer.run({"ppo": [tokenise(s, tokenizer, stop_token_ids(tokenizer)) for s in (good, bad)]})
     after = [response_logprob(adapted, tokenizer, s) for s in (good, bad)]

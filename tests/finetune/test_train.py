@@ -59,7 +59,7 @@ def test_lora_weights_change_and_base_weights_do_not(sessions, tmp_path):
     model, tokenizer = load_pretrained("smollm2-135m", device="cpu")
     options = FinetuneOptions("smollm2-135m", tmp_path, stage="ppo", lora_rank=4, max_steps=1, batch_size=2)
     ranks = distributed.start()
-    adapted = with_adapter(model, options, ranks)
+    adapted = with_adapter(model, options)
     before = {name: p.detach().clone() for name, p in adapted.named_parameters()}
     samples = [tokenise(s, tokenizer, stop_token_ids(tokenizer)) for s in sessions]
     Trainer(adapted, options, ranks).run({"ppo": samples})
@@ -104,7 +104,7 @@ def test_resume_continues_at_the_saved_step_with_the_optimizer_state(sessions, t
 def test_nothing_to_resume_and_nothing_to_train_are_one_line_errors(tmp_path):
     with pytest.raises(UsageError, match="nothing to resume"):
         finetune([trajectory(GOOD, 3)], FinetuneOptions("smollm2-135m", tmp_path / "new", resume=True))
-    with pytest.raises(UsageError, match="nothing to train on: .*ppo: no rewarded session has behaviour logprobs"):
+    with pytest.raises(UsageError, match="nothing to train on: .*ppo: no session has behaviour logprobs"):
         finetune([trajectory(GOOD, 3)], FinetuneOptions("smollm2-135m", tmp_path / "ppo", stage="ppo"))
 
 
