@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
+from kernelpilot.finetune.logprobs import token_logprobs
 from kernelpilot.finetune.tokenise import Sample
 
 ENTROPY_CHUNK = 256
@@ -23,7 +23,8 @@ class TokenView:
     """Tensors over the sample's n response tokens, in order."""
 
     logprobs: torch.Tensor
-    """[n] float32, log π(token | prefix) at the token's sampling temperature; carries gradient when enabled."""
+    """[n] float32, log π(token | prefix) at the token's sampling temperature (`finetune.logprobs`' convention, the
+    one `local:` records); carries gradient when enabled."""
     entropy: torch.Tensor
     """[n] float32, the policy's entropy at each step (a metric: no gradient)."""
     hidden: torch.Tensor | None
@@ -52,13 +53,13 @@ def view(model: Any, sample: Sample, device: torch.device, *, hidden: bool = Fal
     input_ids = torch.tensor(sample.input_ids, device=device)[None]
     where = positions(sample).to(device)
     output = model(input_ids=input_ids, logits_to_keep=where - 1, output_hidden_states=hidden, use_cache=False)
-    logits = output.logits[0].float()
-    if at_temperature:
-        logits = logits / temperatures(sample).to(device)[:, None]
-    logprobs = -F.cross_entropy(logits, input_ids[0, where], reduction="none")
+    temperature = temperatures(sample).to(device)[:, None] if at_temperature else 1.0
+    logits = output.logits[0]
+    logprobs = token_logprobs(logits, input_ids[0, where], temperature)
     with torch.no_grad():
+        scaled = logits.detach().float() / temperature
         entropy = torch.cat([torch.distributions.Categorical(logits=chunk).entropy()
-                             for chunk in logits.detach().split(ENTROPY_CHUNK)])
+                             for chunk in scaled.split(ENTROPY_CHUNK)])
     states = output.hidden_states[-1][0, where - 1].detach().float() if hidden else None
     return TokenView(logprobs, entropy, states)
 

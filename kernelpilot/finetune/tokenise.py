@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kernelpilot.finetune.logprobs import logprob_temperature
 from kernelpilot.finetune.trajectory import ModelTurn, Trajectory
 
 
@@ -51,11 +52,6 @@ class Sample:
     @property
     def response_tokens(self) -> int:
         return sum(r.end - r.start for r in self.responses)
-
-
-def temperature_of(sampling: dict[str, Any]) -> float:
-    """The temperature logprobs are taken at: the recorded one, with 0 (greedy) and unset read as 1."""
-    return float(sampling.get("temperature") or 1.0)
 
 
 def _template(tokenizer: Any, messages: list[dict[str, Any]], *, prompt: bool = False) -> list[int]:
@@ -139,7 +135,7 @@ def tokenise(trajectory: Trajectory, tokenizer: Any, stop_ids: set[int], max_tok
         foreign |= set_aside
         start = len(input_ids)
         input_ids += tokens
-        responses.append(Response(turn.turn, start, len(input_ids), temperature_of(turn.sampling), behaviour,
+        responses.append(Response(turn.turn, start, len(input_ids), logprob_temperature(turn.sampling), behaviour,
                                   turn.rewards))
         input_ids += tail
         consumed = len(rendered)
