@@ -19,7 +19,8 @@ def tool_call(text: str) -> str:
 def trajectory(responses: list[str], reward: int | None, *, session_id: str = "s1", rewards: list[tuple[int, ...]] | None = None,
                token_ids: list[list[int] | None] | None = None, logprobs: list[list[float] | None] | None = None,
                temperature: float = 0.7, tool_errors: int = 0) -> Trajectory:
-    """A session whose model answered `responses` in turn, each followed by the tool's result."""
+    """A session of a `local:` model (the text tool protocol) that answered `responses` in turn, each followed by the
+    tool's result."""
     context = [SYSTEM, USER]
     turns = []
     for i, content in enumerate(responses):
@@ -29,7 +30,7 @@ def trajectory(responses: list[str], reward: int | None, *, session_id: str = "s
                                logprobs=logprobs[i] if logprobs else None,
                                sampling={"temperature": temperature}, model="local:smollm2-135m",
                                rewards=rewards[i] if rewards else ()))
-        context += [response, {"role": "tool", "content": TOOL_RESULT}]
+        context += [response, {"role": "user", "content": f"Result of `evaluate` (text-{i}-0):\n{TOOL_RESULT}"}]
     return Trajectory(session_id=session_id, log_path=Path(f"/sessions/{session_id}/session.jsonl"),
                       model="local:smollm2-135m", turns=tuple(turns), reward=reward, tool_errors=tool_errors)
 
