@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from kernelpilot.finetune import distributed
@@ -27,7 +26,6 @@ def response_logprob(model, tokenizer, session) -> float:
     return torch.log_softmax(logits / turn.sampling["temperature"], -1)[torch.arange(len(ids)), ids].sum().item()
 
 
-@pytest.mark.slow
 def test_ppo_raises_the_rewarded_response_and_lowers_the_punished_one(tmp_path):
     model, tokenizer = load_pretrained("smollm2-135m", device="cpu")
     good = with_behaviour(trajectory([REWARDED], 3, session_id="good"), model, tokenizer)
