@@ -1,1 +1,2 @@
-"""Sessions on disk: the git workspace, the JSONL log, reading finished sessions back, export and accept."""
+"""Sessions on disk: the git workspace, the JSONL log, reading finished sessions back (as trajectories for finetuning
+too), export and accept."""
