@@ -91,11 +91,24 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--candidate", type=int, metavar="N", help="export candidate N (default: the best)")
     sessions.add_argument("--root", help="sessions directory (default: ./.kernelpilot/sessions)")
 
-    finetune = verbs.add_parser("finetune", help="offline PPO on session logs")
-    finetune.add_argument("sessions_dir")
-    finetune.add_argument("--base-model")
-    finetune.add_argument("--lora", action="store_true")
-    finetune.add_argument("--out")
+    finetune = verbs.add_parser("finetune", argument_default=argparse.SUPPRESS,
+                                help="train a LoRA adapter on session logs: RFT, critic warm-up, offline PPO")
+    finetune.add_argument("sessions", nargs="+", help="session logs, session directories or folders of sessions")
+    finetune.add_argument("--base-model", required=True,
+                          help="smollm2-135m, a model folder or .gguf file, or a Hugging Face id already cached")
+    finetune.add_argument("--stage", choices=["rft", "critic", "ppo", "all"], help="default: all, in that order")
+    finetune.add_argument("--lora-rank", type=int)
+    finetune.add_argument("--epochs", type=int, help="passes over each stage's sessions")
+    finetune.add_argument("--max-steps", type=int, help="optimizer steps per stage at most")
+    finetune.add_argument("--lr", type=float, help="the adapter's learning rate")
+    finetune.add_argument("--batch-size", type=int, help="sessions per optimizer step, over all processes")
+    finetune.add_argument("--reward-shaping", action="store_true",
+                          help="reward each turn's attempts, discounted across turns (default: the session's result)")
+    finetune.add_argument("--importance-cap", type=float, help="truncate importance weights π_old/π_behaviour here")
+    finetune.add_argument("--seed", type=int)
+    finetune.add_argument("--out", help="output folder (default: runs/finetune)")
+    finetune.add_argument("--resume", action="store_true", help="continue the run under --out from its checkpoint")
+    finetune.add_argument("--merge", action="store_true", help="also save the base model with the adapter merged in")
 
     verbs.add_parser("doctor", help="check GPU, driver, toolchain and caches")
     return parser

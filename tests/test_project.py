@@ -43,7 +43,7 @@ def test_doctor_reports_each_part_and_how_to_fix_it():
 
 
 def test_unbuilt_verbs_say_so_in_one_line_with_exit_two():
-    proc = subprocess.run([sys.executable, "-m", "kernelpilot", "finetune", "sessions/"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "kernelpilot", "bench", "suite/"], capture_output=True,
                           text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2
     assert "not built yet" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

@@ -20,7 +20,8 @@ def logprob_temperature(sampling: dict[str, Any]) -> float:
     return float(sampling.get("temperature") or 1.0)
 
 
-def token_logprobs(logits: torch.Tensor, token_ids: torch.Tensor, temperature: float) -> torch.Tensor:
-    """logits (..., n, vocab), token_ids (..., n) → the tokens' logprobs (..., n), float32."""
+def token_logprobs(logits: torch.Tensor, token_ids: torch.Tensor, temperature: float | torch.Tensor) -> torch.Tensor:
+    """logits (..., n, vocab), token_ids (..., n) → the tokens' logprobs (..., n), float32. `temperature`: one for all,
+    or (..., n, 1), each token's own (a trajectory's turns may be sampled at different ones)."""
     logprobs = torch.log_softmax(logits.float() / temperature, dim=-1)
     return logprobs.gather(-1, token_ids.unsqueeze(-1)).squeeze(-1)

@@ -90,7 +90,10 @@ def _dequantized(gguf: Path) -> Path:
     transformers = import_transformers()
     model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
     tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model.hf_quantizer = None  # the tensors were dequantized on load: plain float32 that saves like any weights
+    # The tensors were dequantized on load: plain float32 that saves like any weights, once transformers forgets the
+    # GGUF (a config that still named it would make every later load, and a merged adapter, unsavable again).
+    model.hf_quantizer = None
+    del model.config.quantization_config
     scratch = Path(tempfile.mkdtemp(dir=root, prefix=".converting-"))
     model.save_pretrained(scratch)
     tokenizer.save_pretrained(scratch)
@@ -101,9 +104,14 @@ def _dequantized(gguf: Path) -> Path:
     return folder
 
 
-def _with_adapter(model: Any, adapter: Path) -> Any:
+def import_peft():
+    """peft, or the one line that says how to get it."""
     try:
-        from peft import PeftModel
+        import peft
     except ImportError:
         raise UsageError(f"adapters need peft: {EXTRA_HINT}") from None
-    return PeftModel.from_pretrained(model, adapter)
+    return peft
+
+
+def _with_adapter(model: Any, adapter: Path) -> Any:
+    return import_peft().PeftModel.from_pretrained(model, adapter)

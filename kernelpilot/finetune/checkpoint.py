@@ -1,0 +1,39 @@
+"""The run's last checkpoint under OUT/checkpoint: adapter, value head, optimizer state and where the run was.
+
+Written to a side folder and moved into place, so a run killed while saving keeps its previous checkpoint.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+
+FOLDER = "checkpoint"
+ADAPTER = "adapter"
+
+
+def folder(out: Path) -> Path:
+    return out / FOLDER
+
+
+def exists(out: Path) -> bool:
+    return (folder(out) / "state.pt").is_file()
+
+
+def save(out: Path, model: Any, head: Any, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """`state`: plain data (stage, step, metrics so far) saved with the optimizer's state."""
+    partial = out / f"{FOLDER}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    model.save_pretrained(partial / ADAPTER)
+    head.save(partial)
+    torch.save({**state, "optimizer": optimizer.state_dict()}, partial / "state.pt")
+    shutil.rmtree(folder(out), ignore_errors=True)
+    partial.replace(folder(out))
+
+
+def load_state(out: Path) -> dict[str, Any]:
+    return torch.load(folder(out) / "state.pt", map_location="cpu", weights_only=True)
