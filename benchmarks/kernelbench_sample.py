@@ -32,7 +32,8 @@ from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from kernelpilot.errors import KernelpilotError  # noqa: E402  (this checkout's harness)
+from kernelpilot.bench.solutions import reference_candidate  # noqa: E402  (this checkout's)
+from kernelpilot.errors import KernelpilotError  # noqa: E402
 from kernelpilot.harness import EvalOptions, evaluate, prepare_judge  # noqa: E402
 
 TASK_NAME = re.compile(r"^(\d+)_.*\.py$")
@@ -53,12 +54,6 @@ def tasks_of(kernelbench: Path, every: int, chosen: list[str]) -> list[tuple[str
             if (name in chosen) if chosen else index % every == 0:
                 found.append((name, path))
     return sorted(found, key=lambda task: chosen.index(task[0])) if chosen else found
-
-
-def reference_candidate(task: Path, folder: Path) -> Path:
-    candidate = folder / f"{task.stem}_reference.py"
-    candidate.write_text(task.read_text() + "\n\nModelNew = Model\n")
-    return candidate
 
 
 def evaluate_cold(task: Path, candidate: Path, options: EvalOptions, cache: str) -> tuple[dict | None, float, str]:

@@ -21,6 +21,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+POLICY_HELP = "strict (default): forward runs only your kernels; mixed: torch ops too"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kernelpilot", description="LLM-written GPU kernels for your PyTorch model.")
     parser.add_argument("--version", action="version", version=f"kernelpilot {__version__}")
@@ -35,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--budget-usd", type=float)
     optimize.add_argument("--max-minutes", type=float, help="wall-time budget")
     optimize.add_argument("--device", choices=["cuda", "cpu"])
-    optimize.add_argument("--policy", choices=["strict", "mixed"])
+    optimize.add_argument("--policy", help=POLICY_HELP)
     optimize.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, JSON summary on stdout")
     optimize.add_argument("--resume", metavar="ID", help="continue a session")
     optimize.add_argument("--allow-shell", action="append", default=[], metavar="PATTERN",
@@ -52,17 +55,33 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--timed-runs", type=int)
     evaluate.add_argument("--tol", type=float, help="atol = rtol override")
     evaluate.add_argument("--compile-modes", help="comma-separated torch.compile modes (default: default)")
-    evaluate.add_argument("--policy", choices=["strict", "mixed"], default="strict")
+    evaluate.add_argument("--policy", help=POLICY_HELP)
     evaluate.add_argument("--no-cache", action="store_true", help="re-measure cached baselines")
     evaluate.add_argument("--ncu", action="store_true",
                           help="read Nsight Compute counters (bandwidth, occupancy) when the candidate passes")
 
     bench = verbs.add_parser("bench", help="evaluate a KernelBench-format suite")
-    bench.add_argument("suite")
-    bench.add_argument("--solutions")
-    bench.add_argument("--model")
-    bench.add_argument("--workers", type=int, default=1)
+    bench.add_argument("suite", help="a folder of task files (KernelBench's level1/... or flat), or a .jsonl / "
+                                     ".parquet file with a 'code' column")
+    bench.add_argument("--solutions", metavar="DIR", help="candidates: DIR/NAME.py or DIR/NAME/ for task NAME.py")
+    bench.add_argument("--model", help="candidates made by the agent: each task optimised headless (as optimize)")
+    bench.add_argument("--reference-as-candidate", action="store_true",
+                       help="harness self-test: each task file is its own candidate (ModelNew = Model)")
+    bench.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when available, else cpu")
+    bench.add_argument("--policy", help=POLICY_HELP)
+    bench.add_argument("--levels", help="comma-separated levels, e.g. 1,2,3")
+    bench.add_argument("--tasks", metavar="GLOB", help="only tasks whose name matches, e.g. 'level1/*' or '*Conv*'")
+    bench.add_argument("--sample", type=int, metavar="N", help="N tasks drawn at random, stratified by level")
+    bench.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    bench.add_argument("--p", default="1.0,1.5,2.0", help="fast_p thresholds (comma-separated speedups)")
+    bench.add_argument("--workers", type=int, help="evaluations at a time (default: one per GPU; 1 on cpu)")
     bench.add_argument("--executor", choices=["local", "ray"], default="local")
+    bench.add_argument("--ray-address", metavar="ADDR", help="an existing Ray cluster (default: a local Ray)")
+    bench.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    bench.add_argument("--out", metavar="DIR", help="write results.jsonl as it runs, then results.json, report.md, "
+                                                    "speedups.png; a later run with the same DIR goes on from there")
+    bench.add_argument("--resume", action="store_true", help="go on with the run in --out (as re-running does)")
+    bench.add_argument("--timeout", type=float, metavar="S", help="seconds for each verify + profile")
 
     sessions = verbs.add_parser("sessions", help="list, show and export sessions")
     sessions.add_argument("action", choices=["list", "show", "export"])

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpilot.errors import UsageError
+from kernelpilot.harness.protocol import DEFAULT_POLICY
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,7 +43,7 @@ class Config:
     model: str | None = None
     skill: str | None = None
     device: str | None = None
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY
     max_turns: int = 50
     budget_usd: float | None = None
     max_minutes: float | None = None

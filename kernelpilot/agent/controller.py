@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from kernelpilot.agent.textproto import parse_tool_calls
 from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
+from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
@@ -93,7 +95,7 @@ class SessionSettings:
     model: str | None = None
     skill: str | None = None
     device: str | None = None
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY
     max_turns: int = 50
     budget_usd: float | None = None
     max_minutes: float | None = None
@@ -176,6 +178,7 @@ class SessionController:
         self._tokens = [sum(e.prompt_tokens for e in self._history if isinstance(e, LLMTurn)),
                         sum(e.completion_tokens for e in self._history if isinstance(e, LLMTurn))]
         self._files = FileTools(self.workspace_dir, protected=(TASK_FILE,))
+        self._tools = self._tool_handlers()
         self._log = None if settings.read_only else SessionLog(self.log_path)
 
     def _create(self, settings: SessionSettings) -> None:
@@ -420,22 +423,36 @@ class SessionController:
 
     def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
         """The tool's output, whether it succeeded, and whether the call itself was invalid (`ToolError`)."""
+        handler = self._tools.get(name)
         try:
-            if name in FILE_TOOLS:
-                output, ok = call_file_tool(self._files, name, arguments), True
-            elif name == "evaluate":
-                record = self._evaluate_candidate()
-                output, ok = describe_result(record.candidate_id, record.result), True
-            elif name == "shell":
-                output, ok = self._run_shell(str(arguments.get("command", "")))
-            elif name == "done":
-                self._done = True
-                output, ok = "session ends; the best correct candidate is its result", True
-            else:
+            if handler is None:
                 raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
+            output, ok = handler(arguments)
         except ToolError as error:
             return str(error), False, error.invalid_call
         return output, ok, False
+
+    def _tool_handlers(self) -> dict[str, Callable[[dict[str, Any]], tuple[str, bool]]]:
+        """What each tool of TOOL_SPECS does, by name: the model sees the specs, the loop dispatches here."""
+        handlers: dict[str, Callable[[dict[str, Any]], tuple[str, bool]]] = {
+            name: partial(self._file_tool, name) for name in FILE_TOOLS}
+        handlers |= {"evaluate": self._evaluate_tool, "shell": self._shell_tool, "done": self._done_tool}
+        assert set(handlers) == {spec.name for spec in TOOL_SPECS}, "a tool without its spec, or a spec without its tool"
+        return handlers
+
+    def _file_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        return call_file_tool(self._files, name, arguments), True
+
+    def _evaluate_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        record = self._evaluate_candidate()
+        return describe_result(record.candidate_id, record.result), True
+
+    def _shell_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        return self._run_shell(str(arguments.get("command", "")))
+
+    def _done_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        self._done = True
+        return "session ends; the best correct candidate is its result", True
 
     def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool,
                      invalid_call: bool = False) -> tuple[str, bool]:

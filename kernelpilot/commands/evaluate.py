@@ -7,6 +7,7 @@ import sys
 import torch
 
 from kernelpilot.harness import EvalOptions, EvalResult, evaluate
+from kernelpilot.harness.result import format_speedup
 
 
 def options_from(args) -> EvalOptions:
@@ -20,7 +21,7 @@ def options_from(args) -> EvalOptions:
         build_timeout_s=defaults.build_timeout_s if args.build_timeout is None else args.build_timeout,
         compile_modes=tuple(m.strip() for m in args.compile_modes.split(",") if m.strip())
         if args.compile_modes else defaults.compile_modes,
-        policy=args.policy,
+        policy=args.policy or defaults.policy,
         use_cache=not args.no_cache,
         ncu=args.ncu,
     )
@@ -33,8 +34,8 @@ def summary(result: EvalResult) -> str:
         parts = [f"{name} {value:.4f} ms" for name, value in times.items() if value is not None]
         lines.append("time: " + ", ".join(parts))
     if result.speedup_vs_eager is not None:
-        vs_compile = f"{result.speedup_vs_compile:.2f}x" if result.speedup_vs_compile else "n/a"
-        lines.append(f"speedup: {result.speedup_vs_eager:.2f}x vs eager, {vs_compile} vs torch.compile")
+        lines.append(f"speedup: {format_speedup(result.speedup_vs_eager)} vs eager, "
+                     f"{format_speedup(result.speedup_vs_compile)} vs torch.compile")
     if result.max_abs_err is not None:
         lines.append(f"max abs err {result.max_abs_err:.3g}, max rel err {result.max_rel_err:.3g}")
     lines += [f"violation {v.check}: {v.detail}" for v in result.violations]

@@ -23,6 +23,7 @@ from kernelpilot.agent.controller import SessionController, SessionSettings, Ses
 from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.config import Config, load_config
 from kernelpilot.errors import UsageError
+from kernelpilot.harness.result import format_speedup
 from kernelpilot.session.events import (
     BuildLogLine,
     Evaluation,
@@ -101,7 +102,7 @@ class Reporter:
             self._status(f"candidate {event.candidate_id}: {event.line[:80]}")
         elif isinstance(event, Evaluation):
             r = event.result
-            speed = (f", {r.speedup_vs_eager:.2f}x vs eager, {r.speedup_vs_compile or 0:.2f}x vs torch.compile"
+            speed = (f", {format_speedup(r.speedup_vs_eager)} vs eager, {format_speedup(r.speedup_vs_compile)} vs torch.compile"
                      if r.speedup_vs_eager is not None else "")
             say(f"candidate {event.candidate_id}: {r.status}, reward {r.reward}{speed}", markup=False)
         elif isinstance(event, SessionEnded):

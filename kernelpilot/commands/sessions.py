@@ -8,19 +8,16 @@ from pathlib import Path
 
 from kernelpilot.config import load_config
 from kernelpilot.errors import UsageError
+from kernelpilot.harness.result import format_speedup
 from kernelpilot.session.events import LLMTurn
 from kernelpilot.session.export import export_candidate
 from kernelpilot.session.store import CandidateRecord, SessionRecord, list_sessions, locate
 
 
-def _speedup(value: float | None) -> str:
-    return f"{value:.2f}x" if value is not None else "-"
-
-
 def _candidate_line(record: CandidateRecord) -> str:
     r = record.result
     return (f"  {record.candidate_id:>3}  {record.commit[:10]}  {r.status:<15} reward {r.reward:>2}  "
-            f"vs eager {_speedup(r.speedup_vs_eager):>8}  vs compile {_speedup(r.speedup_vs_compile):>8}")
+            f"vs eager {format_speedup(r.speedup_vs_eager):>8}  vs compile {format_speedup(r.speedup_vs_compile):>8}")
 
 
 def _list(root: Path) -> int:
@@ -31,7 +28,7 @@ def _list(root: Path) -> int:
     for directory in directories:
         record = SessionRecord(directory)
         best = record.best()
-        best_speedup = _speedup(best.result.speedup_vs_compile) if best else "-"
+        best_speedup = format_speedup(best.result.speedup_vs_compile if best else None)
         ended = record.ended
         print(f"{record.session_id}  {Path(record.started.task_path).name:<20} {record.started.model:<32} "
               f"{len(record.candidates()):>3} candidates  best {best_speedup:>7} vs compile  "

@@ -32,6 +32,7 @@ from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
     COMPILE_MODES,
     DEFAULT_SETUP_TIMEOUT_S,
+    POLICIES,
     INPUT_SETS,
     L2_FLUSH_BYTES,
     POST_TIMING_CHECKS,
@@ -124,8 +125,8 @@ def check_options(options: EvalOptions) -> None:
         raise UsageError(f"unknown device '{options.device}' (use cuda or cpu)")
     if options.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda, but torch sees no CUDA device (use --device cpu, or `kernelpilot doctor`)")
-    if options.policy not in ("strict", "mixed"):
-        raise UsageError(f"unknown policy '{options.policy}' (use strict or mixed)")
+    if options.policy not in POLICIES:
+        raise UsageError(f"unknown policy '{options.policy}' (use {' or '.join(POLICIES)})")
     # fewer would make the verdict cheaper to fool
     if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:
         raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
@@ -166,16 +167,29 @@ def reference_seeds(seeds: dict) -> list[int]:
     return random.SystemRandom().sample(held, len(held))
 
 
-def prepare_judge(task: str | Path, options: EvalOptions) -> PreparedJudge:
-    """A worker started on `task` for `options`. Raises `UsageError` / `TaskError` for unusable input."""
-    check_options(options)
-    task_path = Path(task).resolve()
-    check_task_file(task_path)
+def prepare_judge(task: str | Path, options: EvalOptions, worker: StartedWorker | None = None) -> PreparedJudge:
+    """A worker started on `task` for `options`. Raises `UsageError` / `TaskError` for unusable input.
+
+    `worker`, from `start_worker(options)` while something else ran (a bench's previous task), saves the wait
+    for its interpreter, torch and device context; it is this judge's from here (discarded with it, or at
+    once when it no longer suits `options`). It has run nothing of anyone's: nothing is made or timed ahead.
+    """
+    try:
+        check_options(options)
+        task_path = Path(task).resolve()
+        check_task_file(task_path)
+    except BaseException:
+        if worker is not None:
+            discard_worker(worker)
+        raise
+    if worker is not None and not worker.suits(options):
+        discard_worker(worker)
+        worker = None
     task_sha256, device_name = sha256_file(task_path), device_identity(options.device)
     keys = {mode: baselines.cache_key(task_sha256, device_name, torch.__version__, mode, options.timed_runs)
             for mode in options.compile_modes}
     cached = {mode: entry for mode, key in keys.items() if options.use_cache and (entry := baselines.load(key))}
-    worker = start_worker(options)
+    worker = worker or start_worker(options)
     try:
         private_task = worker.scratch / "task" / task_path.name
         private_task.parent.mkdir()

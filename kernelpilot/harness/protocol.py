@@ -68,6 +68,10 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 PHASES = ("start", "setup", "baseline", "import", "verify", "profile")
 """The worker's phases, in the only order it goes through them."""
 
+POLICIES = ("strict", "mixed")
+"""strict: forward may run only the project's own kernels (and allocations, views); mixed: torch ops too, for the
+parts of a real model the user leaves to PyTorch (never for bench or finetune rewards)."""
+DEFAULT_POLICY = "strict"
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_BUILD_TIMEOUT_S = 900.0
 DEFAULT_SETUP_TIMEOUT_S = 900.0
@@ -85,7 +89,7 @@ class EvalOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     compile_modes: tuple[str, ...] = ("default",)
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY
     use_cache: bool = True
     profile_kernels: bool = True
     ncu: bool = False

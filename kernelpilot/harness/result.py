@@ -23,6 +23,11 @@ def _finite_json(value: Any) -> Any:
     return value
 
 
+def format_speedup(value: float | None) -> str:
+    """A speedup as every view writes it: `1.51×`, or `—` where there is none."""
+    return "—" if value is None else f"{value:.2f}×"
+
+
 def _float(value: Any) -> float | None:
     """Reads back what `_finite_json` wrote (float("nan") accepts the string)."""
     return None if value is None else float(value)

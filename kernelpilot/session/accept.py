@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelpilot.errors import SessionError
-from kernelpilot.harness.result import EvalResult
+from kernelpilot.harness.result import EvalResult, format_speedup
 from kernelpilot.harness import standalone_kernels
 
 FORMS = ("workspace", "single")
@@ -153,14 +153,11 @@ def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path
 def evaluation_summary(result: EvalResult) -> str:
     """The evaluation as commit-message lines: verdict, errors, times, speedups, where it ran."""
     times = result.times_ms
-    def speedup(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}x"
-
     lines = [
         f"status: {result.status}, reward {result.reward}",
         f"max abs err {result.max_abs_err}, max rel err {result.max_rel_err}",
         "times (ms): " + ", ".join(f"{k} {v:.4g}" for k, v in times.items() if v is not None),
-        f"speedup vs eager {speedup(result.speedup_vs_eager)}, vs torch.compile {speedup(result.speedup_vs_compile)}",
+        f"speedup vs eager {format_speedup(result.speedup_vs_eager)}, vs torch.compile {format_speedup(result.speedup_vs_compile)}",
         f"device: {result.device}",
     ]
     lines += [f"violation {v.check}: {v.detail}" for v in result.violations]

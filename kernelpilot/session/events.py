@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.result import EvalResult
 
 
@@ -46,7 +47,7 @@ class SessionStarted(SessionEvent):
     model: str
     sampling: dict[str, Any]
     device: str
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
 from kernelpilot.errors import KernelpilotError
+from kernelpilot.harness.result import format_speedup
 from kernelpilot.session.accept import FORMS, Acceptance, Project
 from kernelpilot.session.events import (
     MANUAL_MODEL,
@@ -284,7 +286,7 @@ class KernelpilotApp(App[int]):
         if result.violations:
             detail = f" ({', '.join(dict.fromkeys(v.check for v in result.violations))})"
         elif result.speedup_vs_compile:
-            detail = f", {result.speedup_vs_compile:.2f}× vs torch.compile"
+            detail = f", {format_speedup(result.speedup_vs_compile)} vs torch.compile"
         else:
             detail = ""
         self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{detail}")
@@ -366,6 +368,17 @@ class KernelpilotApp(App[int]):
         else:
             self.notify(f"{path} is not among the selected candidate's files", severity="warning")
 
+    @on(Worker.StateChanged)
+    def _on_worker_failed(self, event: Worker.StateChanged) -> None:
+        """Every worker's failure ends here (the app's and its widgets': the message bubbles up), said in one
+        notification: ours in their own words, anything else with its type. The session goes on."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        said = str(error) if isinstance(error, KernelpilotError) else f"{type(error).__name__}: {error}"
+        name = event.worker.name.removeprefix("action_").replace("_", " ")
+        self.notify(said, title=f"{name} failed", severity="error")
+
     # Actions.
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -400,11 +413,7 @@ class KernelpilotApp(App[int]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="project")
     def accept(self, candidate_id: int, files: dict[str, str], result: Any, chosen: list[str]) -> None:
-        try:
-            done = self.project.accept(candidate_id, files, result, self.accept_form, chosen)
-        except KernelpilotError as error:
-            self.call_from_thread(self.notify, str(error), title="not accepted", severity="error")
-            return
+        done = self.project.accept(candidate_id, files, result, self.accept_form, chosen)
         written = sorted(str(path) for path, _ in done.previous.items() if path.exists())
         self.driver.record_decision("accept", candidate_id, {"form": self.accept_form, "hunks": list(chosen),
                                                              "files": written, "commit": done.commit,

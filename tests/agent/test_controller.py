@@ -7,7 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from agent_helpers import TASK, write_transcript
+from agent_helpers import TASK
+from transcripts import write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.commands.optimize import settings_from
@@ -99,3 +100,15 @@ def test_the_judge_prepared_ahead_is_gone_when_the_session_ends(tmp_path):
     assert controller.run().reason == "done"
     assert set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")) == folders
     assert guards.descendants(os.getpid()).keys() <= processes.keys()
+
+
+def test_a_tool_the_loop_does_not_have_is_answered_not_run(tmp_path):
+    path = write_transcript(tmp_path, ("", [("compile", {"path": "kernels/k.cpp"}), ("read", {"path": "nowhere"})]),
+                            ("", [("done", {})]))
+    events = []
+    controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                                   sessions_root=tmp_path), events.append)
+    assert controller.run().reason == "done"
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [(r.name, r.ok) for r in results] == [("compile", False), ("read", False), ("done", True)]
+    assert "unknown tool 'compile'" in results[0].output and "evaluate" in results[0].output

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from agent_helpers import TASK, write_transcript
+from agent_helpers import TASK
+from transcripts import write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy

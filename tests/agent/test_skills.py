@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from agent_helpers import TASK, write_transcript
+from agent_helpers import TASK
+from transcripts import write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.skills import find_skill

@@ -3,7 +3,6 @@ unusable logs skipped with one line each."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.errors import SessionError, UsageError
 from kernelpilot.session.trajectory import find_session_logs, read_trajectories, read_trajectory
+from transcripts import write_transcript
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "examples" / "relu_bias" / "model.py"
@@ -31,15 +31,6 @@ def test_an_old_format_log_reads_as_a_trajectory():
     assert trajectory.tool_errors == 1, "the unknown tool `frobnicate`"
     assert trajectory.model == first.model == "replay:tests/session/data/old_format/transcript.json"
     assert trajectory.conversation == [*second.context, second.response]
-
-
-def write_transcript(folder: Path, *messages: tuple[str, list[tuple[str, dict | str]]]) -> Path:
-    path = folder / "transcript.json"
-    path.write_text(json.dumps({"messages": [
-        {"content": content, "tool_calls": [{"id": f"c{i}-{j}", "name": name, "arguments": arguments}
-                                            for j, (name, arguments) in enumerate(calls)]}
-        for i, (content, calls) in enumerate(messages)]}))
-    return path
 
 
 def run_session(tmp_path: Path, transcript: Path, **settings) -> SessionController:

@@ -69,7 +69,7 @@ def test_accept_commits_on_the_session_branch_without_moving_head(repo: git.Repo
     assert done.branch == "kernelpilot/s1" and repo.heads["kernelpilot/s1"].commit.hexsha == done.commit
     commit = repo.commit(done.commit)
     assert commit.parents[0].hexsha == head
-    assert "status: correct, reward 2" in commit.message and "speedup vs eager 2.00x" in commit.message
+    assert "status: correct, reward 2" in commit.message and "speedup vs eager 2.00×" in commit.message
     assert set(commit.stats.files) == {"model_kernelpilot/model_new.py", "model_kernelpilot/kernels/k.cu"}
     second = project.accept(2, {"model_new.py": MODEL + "# faster\n", "kernels/k.cu": KERNEL}, RESULT)
     assert repo.commit(second.commit).parents[0].hexsha == done.commit

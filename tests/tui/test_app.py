@@ -154,6 +154,19 @@ async def test_accept_writes_the_candidate_and_commits_it(project):
     assert sessions[0].decisions[0][:2] == ("accept", 3)
 
 
+async def test_a_failed_accept_is_said_in_one_notification_and_the_app_goes_on(project):
+    app, sessions = make_app(project)
+    (project.parent / "model_kernelpilot").write_text("a file where the accepted folder goes\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 3)
+        await pilot.press("a")
+        await settle(pilot)
+        failed = [n for n in app._notifications if n.title == "accept failed"]
+        assert len(failed) == 1 and failed[0].severity == "error", [n.title for n in app._notifications]
+        assert app.is_running and not sessions[0].decisions
+
+
 async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_nothing(project):
     app, sessions = make_app(project)
     async with app.run_test(size=SIZE) as pilot:

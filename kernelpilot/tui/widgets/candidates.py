@@ -7,7 +7,7 @@ from textual import events
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
-from kernelpilot.harness.result import EvalResult
+from kernelpilot.harness.result import EvalResult, format_speedup
 
 STATUS_STYLE = {
     "correct": ("correct", "green"),
@@ -20,7 +20,7 @@ STATUS_STYLE = {
 def _speedup(value: float | None) -> Text:
     if value is None:
         return Text("—", style="dim")
-    return Text(f"{value:.2f}×", style="green" if value > 1.05 else ("red" if value < 0.95 else ""))
+    return Text(format_speedup(value), style="green" if value > 1.05 else ("red" if value < 0.95 else ""))
 
 
 COLUMNS = {"id": ("#", 4), "status": ("status", 16), "eager": ("vs eager", 9), "compile": ("vs compile", 10),

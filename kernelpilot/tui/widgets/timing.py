@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Sparkline, Static
 
-from kernelpilot.harness.result import EvalResult
+from kernelpilot.harness.result import EvalResult, format_speedup
 
 BAR_WIDTH = 32
 ROWS = (("eager", "eager"), ("compile", "torch.compile"), ("candidate", "candidate"))
@@ -64,11 +64,8 @@ def ncu_table(result: EvalResult) -> Table | Text:
 
 
 def report(result: EvalResult) -> Group:
-    def speedup(value: float | None) -> str:
-        return "—" if value is None else f"{value:.2f}×"
-
-    head = Text(f"speedup vs eager {speedup(result.speedup_vs_eager)}   "
-                f"vs torch.compile {speedup(result.speedup_vs_compile)}", style="bold")
+    head = Text(f"speedup vs eager {format_speedup(result.speedup_vs_eager)}   "
+                f"vs torch.compile {format_speedup(result.speedup_vs_compile)}", style="bold")
     parts = [head, times_table(result)]
     if result.kernels:
         parts.append(kernels_table(result))
@@ -86,7 +83,7 @@ class TimingView(VerticalScroll):
         self.query_one("#history", Sparkline).data = speedups
         best = max(speedups, default=0.0)
         self.query_one("#history-label", Label).update(
-            f"speedup vs torch.compile over {len(speedups)} candidates (best {best:.2f}×)", layout=False)
+            f"speedup vs torch.compile over {len(speedups)} candidates (best {format_speedup(best)})", layout=False)
 
     def show(self, result: EvalResult) -> None:
         self.query_one("#timing-report", Static).update(report(result))

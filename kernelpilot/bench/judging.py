@@ -1,0 +1,31 @@
+"""The per-task function every executor runs: one task's candidate through the harness, to a `TaskOutcome`.
+
+A task the judge cannot use (`TaskError`) and a path that is no candidate (`CandidateError`) become outcomes
+with their reason: a bench goes on past them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kernelpilot.bench.outcome import BAD_CANDIDATE, TASK_ERROR, TaskOutcome
+from kernelpilot.bench.suite import SuiteTask
+from kernelpilot.errors import CandidateError, TaskError
+from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
+
+Prepare = Callable[[Path, EvalOptions], PreparedJudge]
+
+
+def judge_task(task: SuiteTask, candidate: Path, options: EvalOptions, prepare: Prepare = prepare_judge,
+               spent_s: float = 0.0) -> TaskOutcome:
+    """`spent_s`: time already spent on the task (making its candidate), counted in its seconds."""
+    started = time.perf_counter() - spent_s
+    try:
+        result = evaluate(task.path, candidate, options, prepared=prepare(task.path, options))
+    except TaskError as error:
+        return TaskOutcome.failed(task, TASK_ERROR, str(error), time.perf_counter() - started, str(candidate))
+    except CandidateError as error:
+        return TaskOutcome.failed(task, BAD_CANDIDATE, str(error), time.perf_counter() - started, str(candidate))
+    return TaskOutcome.of(task, result, time.perf_counter() - started)

@@ -1,0 +1,102 @@
+"""A bench's results as the contract's JSON object, a markdown report and a plot of the speedups per level.
+
+    <out>/results.json   what `--json` prints
+    <out>/report.md      the summary table per level, then one row per task
+    <out>/speedups.png   speedup over eager and over torch.compile of each passed task, per level
+                         (needs matplotlib, the `kernelpilot[bench]` extra; skipped with a note without it)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kernelpilot.bench.metrics import level_key, summarize
+from kernelpilot.bench.outcome import TaskOutcome
+from kernelpilot.harness.result import format_speedup
+
+RESULTS_JSON = "results.json"
+REPORT_MD = "report.md"
+PLOT_PNG = "speedups.png"
+SUMMARY_COLUMNS = (("tasks", "tasks"), ("task errors", "task_errors"), ("pass", "pass_rate"),
+                   ("fast_1 eager", "fast_1_eager"), ("fast_1 compile", "fast_1_compile"),
+                   ("geomean eager", "geomean_speedup_eager"), ("geomean compile", "geomean_speedup_compile"),
+                   ("mean reward", "mean_reward"))
+
+
+def bench_json(run: dict, outcomes: list[TaskOutcome], p_values, complete: bool) -> dict:
+    """`run` (suite, device, policy, candidates, ...) with the results and their summary."""
+    return {**run, "complete": complete, "results": [o.to_json() for o in outcomes],
+            "summary": summarize(outcomes, p_values)}
+
+
+def cell(key: str, value) -> str:
+    if key.startswith("geomean"):
+        return format_speedup(value)
+    if value is None:
+        return "-"
+    if key.endswith("rate") or key.startswith("fast"):
+        return f"{100 * value:.1f}%"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def summary_rows(summary: dict) -> list[list[str]]:
+    """One row per level, then the overall one: the level, then `SUMMARY_COLUMNS`."""
+    groups = [(f"level {level}", group) for level, group in summary["by_level"].items()] + [("all", summary)]
+    return [[label] + [cell(key, group[key]) for _, key in SUMMARY_COLUMNS] for label, group in groups]
+
+
+def markdown(data: dict) -> str:
+    summary = data["summary"]
+    header = ["level"] + [title for title, _ in SUMMARY_COLUMNS]
+    lines = [f"# kernelpilot bench: {data['suite']}", "",
+             f"device {data['device']}, policy {data['policy']}, candidates {data['candidates']}"
+             + ("" if data["complete"] else " — **incomplete run**"), "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in summary_rows(summary)]
+    fast_p = ", ".join(f"fast_{p} {cell('fast', v)} / {cell('fast', summary['fast_p_compile'][p])}"
+                       for p, v in summary["fast_p_eager"].items())
+    lines += ["", f"fast_p (vs eager / vs torch.compile): {fast_p}", ""]
+    if summary["violations"]:
+        lines += ["Violations by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(summary["violations"].items())),
+                  ""]
+    lines += ["| task | level | status | reward | vs eager | vs compile | seconds | violations / error |",
+              "|---|---|---|---|---|---|---|---|"]
+    for o in map(TaskOutcome.from_json, data["results"]):
+        lines.append(f"| {o.task} | {level_key(o.level)} | {o.status} | {o.reward} | "
+                     f"{format_speedup(o.speedup_vs_eager)} | {format_speedup(o.speedup_vs_compile)} | "
+                     f"{o.seconds:.1f} | {o.reason.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(folder: Path, data: dict) -> str | None:
+    """results.json, report.md and the plot; returns a note when the plot was skipped."""
+    (folder / RESULTS_JSON).write_text(json.dumps(data, indent=1, allow_nan=False))
+    (folder / REPORT_MD).write_text(markdown(data))
+    return plot(folder / PLOT_PNG, data)
+
+
+def plot(path: Path, data: dict) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return f"{path.name} skipped: matplotlib is not installed (pip install 'kernelpilot[bench]')"
+    passed = [r for r in data["results"] if r["status"] == "correct"]
+    levels = sorted({level_key(r["level"]) for r in data["results"]})
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, against in zip(axes, ("eager", "compile")):
+        series = [[r[f"speedup_vs_{against}"] for r in passed
+                   if level_key(r["level"]) == level and r[f"speedup_vs_{against}"]] for level in levels]
+        ax.boxplot([s or [float("nan")] for s in series], tick_labels=[f"level {level}" for level in levels])
+        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_yscale("log")
+        ax.set_title(f"speedup vs {'torch.compile' if against == 'compile' else against} (passed tasks)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return None
