@@ -42,13 +42,6 @@ def test_doctor_reports_each_part_and_how_to_fix_it():
         assert "fix:" in proc.stdout
 
 
-def test_unbuilt_verbs_say_so_in_one_line_with_exit_two():
-    proc = subprocess.run([sys.executable, "-m", "kernelpilot", "bench", "suite/"], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 2
-    assert "not built yet" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
-
-
 def test_a_built_wheel_ships_the_skills_and_themes(tmp_path: Path):
     source = tmp_path / "source"
     source.mkdir()

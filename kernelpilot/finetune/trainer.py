@@ -137,7 +137,7 @@ def _tokenise(trajectories: Sequence[Trajectory], tokenizer: Any, model: Any, sa
 def with_adapter(model: Any, options: FinetuneOptions) -> Any:
     """`model` wrapped in a LoRA adapter: a fresh one (every linear layer of the body, the same initial weights on
     every rank), or the checkpoint's on --resume. Activations are recomputed in the backward pass (gradient
-    checkpointing): the shipped example sessions (3k tokens each) train SmolLM2-135M on the CPU in 5.7 GB instead of
+    checkpointing): the shipped example sessions (3k tokens each) train SmolLM2-135M on the CPU in 6 GB instead of
     10, for a third more compute."""
     peft = import_peft()
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
