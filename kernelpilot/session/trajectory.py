@@ -26,6 +26,9 @@ NOT_CALL_ERRORS = ("shell", "evaluate")
 command, a harness that could not evaluate) rather than invalid calls."""
 
 
+CHAT_ROLES = ("system", "user", "assistant", "tool")
+
+
 def find_session_logs(paths: Iterable[Path]) -> list[Path]:
     """The session logs named by `paths`: log files, session directories, or folders holding sessions at any depth
     (a sessions root, `examples/sessions`). Raises `UsageError` for a path that holds none."""
@@ -59,9 +62,11 @@ def read_trajectory(log_path: Path) -> Trajectory:
         if isinstance(event, LLMTurn):
             _check_tokens(log_path, event)
             try:
-                turns.append((event, contexts.context_of(event)))
+                context = contexts.context_of(event)
+                _check_messages(event.turn, [*context, event.response])
             except SessionError as error:
                 raise SessionError(f"{log_path}: {error}") from None
+            turns.append((event, context))
             rewards.append([])
         elif isinstance(event, Evaluation):
             all_rewards.append(event.result.reward)
@@ -94,6 +99,32 @@ def _invalid_call(result: ToolResult) -> bool:
     if result.invalid_call is not None:
         return result.invalid_call
     return not result.ok and result.name not in NOT_CALL_ERRORS
+
+
+def _check_messages(turn: int, messages: list) -> None:
+    """Messages in the chat format the trainer's template and the text protocol read (a log is data from disk:
+    a malformed one is skipped with its reason, not met later as a KeyError)."""
+    for number, message in enumerate(messages, 1):
+        problem = _message_problem(message)
+        if problem:
+            raise SessionError(f"turn {turn}, message {number}: {problem}")
+
+
+def _message_problem(message: object) -> str | None:
+    if not isinstance(message, dict):
+        return f"not a JSON object but {type(message).__name__}"
+    role = message.get("role", "assistant")  # a response's role is implied
+    if role not in CHAT_ROLES:
+        return f"unknown role {role!r}"
+    if not isinstance(message.get("content") or "", str):
+        return "content is not text"
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return "a tool result without its tool_call_id"
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not (isinstance(function, dict) and isinstance(function.get("name"), str)):
+            return "a tool call without a function name"
+    return None
 
 
 def _check_tokens(log_path: Path, turn: LLMTurn) -> None:

@@ -81,18 +81,20 @@ def test_unusable_logs_are_skipped_with_one_line_each(tmp_path):
         "corrupt": lines[0] + "not json\n" + "".join(lines[1:]),
         "headless": "".join(lines[1:]),
         "binary": "\udcff",
+        "malformed": good.replace('"tool_call_id": "call_read"', '"tool_call": "call_read"'),
     }
     for name, text in logs.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "session.jsonl").write_bytes(text.encode("utf-8", "surrogateescape"))
     trajectories, skipped = read_trajectories([tmp_path])
     assert [t.log_path.parent.name for t in trajectories] == ["good"]
-    assert len(skipped) == 4 and all("\n" not in line for line in skipped)
+    assert len(skipped) == 5 and all("\n" not in line for line in skipped)
     reasons = {name: line for name in logs for line in skipped if f"/{name}/session.jsonl" in line}
     assert "torn last line" in reasons["torn"]
     assert ":2: corrupt session log line" in reasons["corrupt"]
     assert "no session_started" in reasons["headless"]
     assert "not UTF-8" in reasons["binary"]
+    assert "turn 2, message 4: a tool result without its tool_call_id" in reasons["malformed"]
     with pytest.raises(SessionError, match="torn last line"):
         read_trajectory(tmp_path / "torn" / "session.jsonl")
 
