@@ -110,7 +110,8 @@ def test_a_manual_save_killed_mid_evaluation_is_evaluated_on_resume(tmp_path):
         wait_until(lambda: log.is_file() and "session_started" in log.read_text(), "the session's start")
         time.sleep(2)  # the save watcher starts after the log's first line
         model = directory / WORKSPACE_NAME / "model_new.py"
-        model.write_text(model.read_text() + "# saved by the user\n")
+        # the user's save takes 4 s to import: the kill lands inside its evaluation, however loaded the machine
+        model.write_text(model.read_text() + "\nimport time\n\ntime.sleep(4)  # saved by the user\n")
         wait_until(lambda: (directory / "candidates" / "1" / "model_new.py").is_file(), "candidate 1's export")
     finally:
         kill_9(process)
