@@ -1,5 +1,6 @@
-"""The Ray executor (a local Ray, two CPU workers) against the local one's verdicts, and `--model`: each task
-optimised headless by the agent from a replayed transcript, the session's best candidate scored."""
+"""A judge's worker started ahead; the Ray executor (a local Ray, two CPU workers) against the local one's
+verdicts; and `--model`: each task optimised headless by the agent from a replayed transcript, the session's
+best candidate scored."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import json
 import pytest
 from bench_helpers import ADVERSARIAL, EXPECTED, TASK, bench, make_suite
 
+from kernelpilot.errors import TaskError
+from kernelpilot.harness import EvalOptions, prepare_judge
+from kernelpilot.harness.worker_process import start_worker
 from kernelpilot.session.events import Evaluation
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME
@@ -49,3 +53,19 @@ def test_model_scores_each_sessions_best_candidate(tmp_path):
     assert len(sessions) == 1 and result["candidate"] == str(sessions[0] / "candidates" / "1")
     evaluations = [e for e in read_events(sessions[0] / LOG_NAME) if isinstance(e, Evaluation)]
     assert [e.result.status for e in evaluations] == ["correct"]
+
+
+def test_a_worker_started_ahead_is_the_next_judges():
+    """What the local executor does on a GPU between tasks: the next judge's worker starts during the current
+    evaluation and the next task's judge takes it; a task that cannot load discards it."""
+    options = EvalOptions(device="cpu")
+    broken = start_worker(options)
+    with pytest.raises(TaskError):
+        prepare_judge(ADVERSARIAL / "no_such_task.py", options, worker=broken)
+    assert broken.process.poll() is not None
+    ahead = start_worker(options)
+    prepared = prepare_judge(TASK, options, worker=ahead)
+    try:
+        assert prepared.worker is ahead and prepared.suits(TASK.resolve(), options)
+    finally:
+        prepared.discard()
