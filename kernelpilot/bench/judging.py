@@ -19,11 +19,12 @@ Prepare = Callable[[Path, EvalOptions], PreparedJudge]
 
 
 def judge_task(task: SuiteTask, candidate: Path, options: EvalOptions, prepare: Prepare = prepare_judge,
-               spent_s: float = 0.0) -> TaskOutcome:
-    """`spent_s`: time already spent on the task (making its candidate), counted in its seconds."""
+               spent_s: float = 0.0, on_log: Callable[[str], None] | None = None) -> TaskOutcome:
+    """`spent_s`: time already spent on the task (making its candidate), counted in its seconds. `on_log` gets
+    the evaluation's log lines (its phases, the build's output)."""
     started = time.perf_counter() - spent_s
     try:
-        result = evaluate(task.path, candidate, options, prepared=prepare(task.path, options))
+        result = evaluate(task.path, candidate, options, on_log=on_log, prepared=prepare(task.path, options))
     except TaskError as error:
         return TaskOutcome.failed(task, TASK_ERROR, str(error), time.perf_counter() - started, str(candidate))
     except CandidateError as error:

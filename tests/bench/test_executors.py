@@ -9,6 +9,7 @@ import json
 import pytest
 from bench_helpers import ADVERSARIAL, EXPECTED, TASK, bench, make_suite
 
+from kernelpilot.bench.executors import Slot
 from kernelpilot.errors import TaskError
 from kernelpilot.harness import EvalOptions, prepare_judge
 from kernelpilot.harness.worker_process import start_worker
@@ -69,3 +70,20 @@ def test_a_worker_started_ahead_is_the_next_judges():
         assert prepared.worker is ahead and prepared.suits(TASK.resolve(), options)
     finally:
         prepared.discard()
+
+
+def test_the_next_judges_worker_starts_once_the_baselines_are_timed():
+    """On a GPU, the local executor starts the next task's worker as the candidate's import begins: never while
+    eager or torch.compile is timed (a start-up then would slow the baseline and flatter the candidate)."""
+    slot = Slot(EvalOptions(device="cuda"))
+    try:
+        for line in ("[setup]", "[baseline]", "building kernels/relu.cu"):
+            slot.on_log(line)
+            assert slot.spare is None, line
+        slot.on_log("[import]")
+        assert slot.spare is not None
+    finally:
+        slot.close()
+    cpu = Slot(EvalOptions(device="cpu"))
+    cpu.on_log("[import]")
+    assert cpu.spare is None  # on the CPU every evaluation's timing shares the cores with a start-up
