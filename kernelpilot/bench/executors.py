@@ -43,22 +43,35 @@ def default_workers(device: str) -> int:
     return max(1, len(visible_gpus())) if device == "cuda" else 1
 
 
+IMPORT_PHASE = "[import]"
+"""`evaluate`'s log line as its worker goes on to the candidate: the baselines are timed, and nothing is timed
+again until the candidate's profile."""
+
+
 @dataclass
 class Slot:
-    """One worker of the local executor: its GPU (by `options.env`) and a judge's worker started ahead."""
+    """One worker of the local executor: its GPU (by `options.env`) and the next judge's worker, started ahead."""
 
     options: EvalOptions
     spare: StartedWorker | None = None
 
     def prepare(self, task: Path, options: EvalOptions) -> PreparedJudge:
-        """The task's judge on the worker started ahead, if any; then the next task's worker starts, its
-        interpreter, torch and CUDA context coming up while this evaluation runs. On the CPU it does not: the
-        start-up's load would land in this evaluation's timing."""
+        """The task's judge, on the worker started ahead if there is one."""
         worker, self.spare = self.spare, None
-        prepared = prepare_judge(task, options, worker=worker)
-        if options.device == "cuda":
-            self.spare = start_worker(options)
-        return prepared
+        return prepare_judge(task, options, worker=worker)
+
+    def on_log(self, line: str) -> None:
+        """Once the baselines are timed, the next task's worker starts: its interpreter, torch and CUDA context
+        come up while this candidate is imported and verified, not while eager or torch.compile is timed
+        (a start-up then would slow the baseline and flatter the candidate)."""
+        if line == IMPORT_PHASE:
+            self.start_spare()
+
+    def start_spare(self) -> None:
+        """On the CPU there is none: its start-up's load would land in an evaluation's timing, all of which
+        runs on the same cores."""
+        if self.spare is None and self.options.device == "cuda":
+            self.spare = start_worker(self.options)
 
     def close(self) -> None:
         if self.spare is not None:
@@ -88,8 +101,9 @@ class LocalExecutor:
     def judge(self, task: SuiteTask, candidate: Path, spent_s: float = 0.0) -> TaskOutcome:
         slot = self._slots.get()
         try:
-            return judge_task(task, candidate, slot.options, slot.prepare, spent_s)
+            return judge_task(task, candidate, slot.options, slot.prepare, spent_s, slot.on_log)
         finally:
+            slot.start_spare()  # an evaluation that ended before its candidate's import started none
             self._slots.put(slot)
 
     def close(self) -> None:

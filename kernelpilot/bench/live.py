@@ -22,7 +22,8 @@ STATUS_STYLE = {"correct": "green", "task_error": "yellow"}
 
 
 class LiveView:
-    """A context manager; `started` and `finished` are called from the runner's threads."""
+    """A context manager; `started` and `finished` are called from the runner's threads. Off a terminal (a log,
+a CI job, a remote GPU machine), where nothing live is drawn, each verdict is one line."""
 
     def __init__(self, console: Console, total: int, done_before: list[TaskOutcome]) -> None:
         self.console = console
@@ -56,6 +57,10 @@ class LiveView:
             self._passed += outcome.passed
             self._progress.advance(self._bar)
             self._update()
+            if not self.console.is_terminal:
+                done = int(self._progress.tasks[0].completed)
+                self.note(f"[{done}/{self._progress.tasks[0].total}] {outcome.task} {outcome.status} reward "
+                          f"{outcome.reward} {outcome.seconds:.1f} s {outcome.reason[:120]}".rstrip())
 
     def note(self, text: str) -> None:
         self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)

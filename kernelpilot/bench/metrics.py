@@ -1,6 +1,7 @@
 """The field's numbers over a bench's outcomes, overall and per level (KernelBench, CUDA Agent).
 
-Rates are fractions of the judged tasks (every task but those that failed to load, which are counted apart):
+Rates are fractions of the judged tasks (every task but those that failed to load and those the judge failed
+on, which are counted apart):
 pass rate = built, correct and no violation; fast_p = passed and more than p times faster (fast_1 with p = 1),
 against eager and against torch.compile. Speedups are geometric means over the passed tasks; the mean reward
 counts a failed task's −1.
@@ -12,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from kernelpilot.bench.outcome import TaskOutcome
+from kernelpilot.bench.outcome import HARNESS_ERROR, TASK_ERROR, TaskOutcome
 
 DEFAULT_P = (1.0, 1.5, 2.0)
 NO_LEVEL = "none"
@@ -44,7 +45,8 @@ def _group(outcomes: list[TaskOutcome], p_values: list[float]) -> dict:
     return {
         "tasks": len(outcomes),
         "judged": len(judged),
-        "task_errors": len(outcomes) - len(judged),
+        "task_errors": sum(o.status == TASK_ERROR for o in outcomes),
+        "harness_errors": sum(o.status == HARNESS_ERROR for o in outcomes),
         "passed": len(passed),
         "pass_rate": rate(len(passed)),
         "fast_1_eager": fast(1.0, "eager"),

@@ -16,6 +16,10 @@ BAD_CANDIDATE = "bad_candidate"
 """The candidate path is no candidate (neither a ModelNew file nor a workspace): a failed task."""
 TASK_ERROR = "task_error"
 """The task cannot be loaded, or is degenerate: reported with its reason, counted apart from the judged."""
+HARNESS_ERROR = "harness_error"
+"""The judge itself failed on the task (a bug in kernelpilot, with its traceback's end): counted apart, and the
+run goes on, so one task cannot cost a suite's run."""
+NOT_JUDGED = (TASK_ERROR, HARNESS_ERROR)
 PASSED = "correct"
 """Built, correct, no violation (`EvalResult.status`; the other verdicts are wrong, build_failed,
 guard_violation)."""
@@ -42,7 +46,7 @@ class TaskOutcome:
 
     @property
     def judged(self) -> bool:
-        return self.status != TASK_ERROR
+        return self.status not in NOT_JUDGED
 
     @property
     def passed(self) -> bool:

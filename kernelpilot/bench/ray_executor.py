@@ -68,6 +68,7 @@ class RayExecutor:
         kind = "GPU" if options.device == "cuda" else "CPU"
         available = int(ray.cluster_resources().get(kind, 0))
         if available < 1:
+            self.close()
             raise UsageError(f"the Ray cluster has no {kind} for --device {options.device}")
         self.workers = workers or (available if options.device == "cuda" else 1)
 

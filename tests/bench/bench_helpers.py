@@ -53,4 +53,4 @@ def blocking(folder: Path, names: tuple[str, ...] = BLOCKED) -> dict[str, str]:
 def bench(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO,
           timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kernelpilot.cli", "bench", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=timeout)
+                          env=env, cwd=cwd, timeout=timeout, check=False)

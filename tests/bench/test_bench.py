@@ -67,6 +67,7 @@ def test_json_is_one_object_with_the_contract(run):
     assert data["suite"] and all(CONTRACT_RESULT <= set(r) for r in data["results"])
     assert CONTRACT_SUMMARY <= set(data["summary"]) and data["complete"] is True
     assert set(data["summary"]["fast_p_eager"]) == {"1", "1.5", "2"}
+    assert "[5/5] " in run["done"].stderr  # off a terminal, progress is a line per verdict, on stderr
 
 
 def test_out_holds_the_journal_and_the_reports(run):

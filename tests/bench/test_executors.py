@@ -1,5 +1,6 @@
-"""The Ray executor (a local Ray, two CPU workers) against the local one's verdicts, and `--model`: each task
-optimised headless by the agent from a replayed transcript, the session's best candidate scored."""
+"""A judge's worker started ahead; the Ray executor (a local Ray, two CPU workers) against the local one's
+verdicts; and `--model`: each task optimised headless by the agent from a replayed transcript, the session's
+best candidate scored."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import json
 import pytest
 from bench_helpers import ADVERSARIAL, EXPECTED, TASK, bench, make_suite
 
+from kernelpilot.bench.executors import Slot
+from kernelpilot.errors import TaskError
+from kernelpilot.harness import EvalOptions, prepare_judge
+from kernelpilot.harness.worker_process import start_worker
 from kernelpilot.session.events import Evaluation
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME
@@ -49,3 +54,36 @@ def test_model_scores_each_sessions_best_candidate(tmp_path):
     assert len(sessions) == 1 and result["candidate"] == str(sessions[0] / "candidates" / "1")
     evaluations = [e for e in read_events(sessions[0] / LOG_NAME) if isinstance(e, Evaluation)]
     assert [e.result.status for e in evaluations] == ["correct"]
+
+
+def test_a_worker_started_ahead_is_the_next_judges():
+    """What the local executor does on a GPU between tasks: the next judge's worker starts during the current
+    evaluation and the next task's judge takes it; a task that cannot load discards it."""
+    options = EvalOptions(device="cpu")
+    broken = start_worker(options)
+    with pytest.raises(TaskError):
+        prepare_judge(ADVERSARIAL / "no_such_task.py", options, worker=broken)
+    assert broken.process.poll() is not None
+    ahead = start_worker(options)
+    prepared = prepare_judge(TASK, options, worker=ahead)
+    try:
+        assert prepared.worker is ahead and prepared.suits(TASK.resolve(), options)
+    finally:
+        prepared.discard()
+
+
+def test_the_next_judges_worker_starts_once_the_baselines_are_timed():
+    """On a GPU, the local executor starts the next task's worker as the candidate's import begins: never while
+    eager or torch.compile is timed (a start-up then would slow the baseline and flatter the candidate)."""
+    slot = Slot(EvalOptions(device="cuda"))
+    try:
+        for line in ("[setup]", "[baseline]", "building kernels/relu.cu"):
+            slot.on_log(line)
+            assert slot.spare is None, line
+        slot.on_log("[import]")
+        assert slot.spare is not None
+    finally:
+        slot.close()
+    cpu = Slot(EvalOptions(device="cpu"))
+    cpu.on_log("[import]")
+    assert cpu.spare is None  # on the CPU every evaluation's timing shares the cores with a start-up

@@ -51,8 +51,8 @@ def test_parquet_rows_become_task_files(tmp_path):
     import pyarrow
 
     data = tmp_path / "ops.parquet"
-    parquet.write_table(pyarrow.table({key: [row.get(key) for row in ROWS] for key in ("name", "task", "code", "level")}),
-                        data)
+    columns = {key: [row.get(key) for row in ROWS] for key in ("name", "task", "code", "level")}
+    parquet.write_table(pyarrow.table(columns), data)
     _check_rows(discover_suite(data, tmp_path / "scratch"))
 
 
