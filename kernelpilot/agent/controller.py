@@ -71,6 +71,7 @@ from kernelpilot.session.store import (
     CandidateRecord,
     SessionRecord,
     best_of,
+    candidate_dir,
     locate,
     new_session_id,
 )
@@ -507,7 +508,7 @@ class SessionController:
                 commit = self._workspace.repo.head.commit.hexsha
             else:
                 commit = self._workspace.snapshot(f"candidate {candidate_id}")
-        folder = self.session_dir / "candidates" / str(candidate_id)
+        folder = candidate_dir(self.session_dir, candidate_id)
         shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
         self._workspace.export(commit, folder)
         options = self._eval_options()

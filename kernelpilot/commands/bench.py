@@ -84,13 +84,14 @@ def session_provider(args, device: str, policy: str) -> CandidateProvider:
     session log); the session's best candidate, else its last, is the one scored."""
     from kernelpilot.agent.controller import SessionController
     from kernelpilot.commands.optimize import settings_from
+    from kernelpilot.session.store import candidate_dir
 
     def provide(task: SuiteTask) -> Path | None:
         session = argparse.Namespace(task=str(task.path), model=args.model, skill=None, device=device, policy=policy,
                                      max_turns=None, budget_usd=None, max_minutes=None, resume=None, allow_shell=[])
         summary = SessionController(settings_from(session, headless=True), lambda event: None).run()
         chosen = summary.best or (summary.candidates[-1] if summary.candidates else None)
-        return summary.session_dir / "candidates" / str(chosen.candidate_id) if chosen else None
+        return candidate_dir(summary.session_dir, chosen.candidate_id) if chosen else None
 
     return provide
 

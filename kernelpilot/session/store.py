@@ -2,6 +2,7 @@
 
     <id>/session.jsonl   the log (beside the workspace: the agent's tools cannot write it)
     <id>/workspace/      the git workspace (task copy, model_new.py, kernels/)
+    <id>/candidates/<n>/ candidate n's files as evaluated (what the harness, and a bench scoring the session, read)
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ WORKSPACE_NAME = "workspace"
 FINISHED = "done"
 """How a finished session ended: the agent said it was done. Resuming it runs nothing; a session that ran out
 of budget, was stopped or killed goes on."""
+
+
+def candidate_dir(session_dir: Path, candidate_id: int) -> Path:
+    """Where candidate `candidate_id`'s files are exported for its evaluation."""
+    return session_dir / "candidates" / str(candidate_id)
 
 
 def new_session_id() -> str:
