@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from bench_helpers import EXPECTED, REPO, bench, blocking, make_suite
@@ -136,6 +137,14 @@ def test_bad_input_is_one_line_and_exit_2(suite, capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1, err
 
 
+def wait_for_first_verdict(journal: Path, process: subprocess.Popen) -> None:
+    """Until the running bench has journaled one task (it must not end first)."""
+    deadline = time.monotonic() + 300
+    while not (journal.is_file() and journal.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 def test_resume_after_a_kill_does_not_redo_finished_tasks(suite, tmp_path):
     """Killed (SIGKILL) once its first verdict is on disk, then resumed: that verdict is kept as it was."""
@@ -145,10 +154,7 @@ def test_resume_after_a_kill_does_not_redo_finished_tasks(suite, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "kernelpilot.cli", "bench", *args], cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = out / "results.jsonl"
-    deadline = time.monotonic() + 300
-    while not (journal.is_file() and journal.read_text().count("\n") >= 1):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.2)
+    wait_for_first_verdict(journal, process)
     process.send_signal(signal.SIGKILL)
     process.wait()
     first = journal.read_text().splitlines()
@@ -168,10 +174,7 @@ def test_ctrl_c_lets_the_evaluation_in_flight_finish_and_reports(suite, tmp_path
                                 str(solutions), "--device", "cpu", "--out", str(out), "--json"], cwd=REPO,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     journal = out / "results.jsonl"
-    deadline = time.monotonic() + 300
-    while not (journal.is_file() and journal.read_text().count("\n") >= 1):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.2)
+    wait_for_first_verdict(journal, process)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 130, stderr
