@@ -17,30 +17,13 @@ import io
 import itertools
 import os
 import select
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
 
 from kernelpilot.harness.messages import WorkerMessage, from_wire
-
-
-def _read_regular_file(path: Path, max_bytes: int | None) -> bytes:
-    """The bytes of a plain file of at most `max_bytes`, never following a link nor blocking: a FIFO, a link
-    to /dev/zero or a sparse terabyte that the candidate's code names on the pipe would stall, flood or
-    exhaust the judge."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path.name} is not a plain file")
-        if max_bytes is not None and info.st_size > max_bytes:
-            raise OSError(f"{path.name} holds {info.st_size} bytes, more than any message of this task ({max_bytes})")
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read(max_bytes + 1 if max_bytes is not None else -1)
-    finally:
-        os.close(fd)
+from kernelpilot.harness.shared_output import read_regular_file
 
 
 def digest(key: bytes, number: int, data: bytes | memoryview) -> str:
@@ -114,7 +97,7 @@ class ParentChannel:
             return Received(None, self._arrived_at, f"garbled message {name[:200]}")
         path = self._scratch / name
         try:
-            data = _read_regular_file(path, max_bytes)
+            data = read_regular_file(path, max_bytes)
         except OSError as error:
             return Received(None, self._arrived_at, f"garbled message {name}: {error}"[:300])
         finally:

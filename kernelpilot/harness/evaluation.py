@@ -1,9 +1,10 @@
 """`evaluate()`: the evaluation protocol of DESIGN.md, top to bottom, judged in this (the parent) process.
 
-judge prepared (`prepared`: a sandboxed worker making the references, perhaps while the agent thought) →
-build (here) → worker: baselines, then the candidate → judge here: correctness against float64, guards,
-timing, reward. The worker's process is never trusted with the
-verdict: it sends observations; comparisons, timing arithmetic and the reward happen here.
+judge prepared (`prepared`: a sandboxed worker loading the task and the judge's reference keeper building its
+model, perhaps while the agent thought) → build (here) → worker: baselines, then the candidate, each verified
+call's outputs shared with the keeper, which compares them with float64 on the device → judge here: guards,
+timing, reward. The worker's process is never trusted with the verdict: it sends observations; comparisons,
+timing arithmetic and the reward happen in the judge's processes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from kernelpilot.harness import baselines, guards, linked, ncu
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.judge import check_task, judge
-from kernelpilot.harness.messages import Done, Imported, Phase, Ready, Returned, TimedRun, Timing
+from kernelpilot.harness.keeper_process import KeeperFailure
+from kernelpilot.harness.messages import Done, Imported, Phase, PostCheck, Ready, Returned, TimedRun, Timing, Trial
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
 from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
@@ -85,7 +87,9 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
 def _evaluate(run: Run, prepared: PreparedJudge, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
     observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
-                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol)
+                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol,
+                                held_seeds=frozenset(run.seeds["verify_seeds"] + run.seeds["post_seeds"]),
+                                compare=prepared.compare)
     if run.candidate.kernels_dir is not None:
         backend = backend_of(run.candidate.kernels_dir)
         if backend != options.device:
@@ -157,6 +161,7 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
     process = worker.process
     prepared.stop_draining()
     early, channel = prepared.setup_messages, prepared.channel
+    observations.references.extend(prepared.loaded())  # the keeper is idle from here until the first trial
     worker.send({"baseline": True})
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
@@ -202,13 +207,13 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                 if isinstance(message, (Phase, Timing)) and phase not in TRUSTED_PHASES:
                     _inspect_worker(process.pid, observations, phase)
             except Exception as error:  # whatever the candidate made that the judge cannot read is a verdict
-                if phase in TRUSTED_PHASES:
+                if phase in TRUSTED_PHASES or isinstance(error, KeeperFailure):
                     raise
                 observations.forged.append(f"a {type(message).__name__} message the judge could not read "
                                            f"({type(error).__name__}: {str(error)[:200]})")
             if observations.forged:  # the verdict is in: code in the candidate writes to the channel
                 break
-            check_task(run.task, run.seeds, options.tol, observations)
+            check_task(run.task, observations)
             if isinstance(message, Done):
                 break
             if process.stdin.closed:
@@ -219,6 +224,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     # message is read and deleted
                 case Imported():
                     worker.send(_candidate_job(run))
+                case Trial() | PostCheck():  # compared: the worker may let its outputs go
+                    worker.send({})
                 case Ready():  # CPU only
                     observations.go(phase, message, guards.cpu_time(python_pid) if python_pid else None)
                     worker.send({})

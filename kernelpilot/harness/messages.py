@@ -17,14 +17,24 @@ from typing import Any, ClassVar
 
 import torch
 
+from kernelpilot.harness.shared_output import SharedOutput
+
 
 @dataclass(frozen=True)
 class WorkerMessage:
     kind: ClassVar[str] = "message"
 
     def to_wire(self) -> dict[str, Any]:
-        """Shallow, unlike `dataclasses.asdict`: outputs are not copied once more on their way out."""
-        return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}}
+        """Shallow, unlike `dataclasses.asdict`, but for the dataclasses a message holds (`SharedOutput`)."""
+        return {"kind": self.kind, **{f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}}
+
+
+def _plain(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 MESSAGES: dict[str, type[WorkerMessage]] = {}
@@ -54,13 +64,25 @@ def from_wire(data: object) -> WorkerMessage:
     if wrong := [name for name, value in data.items() if not _fits(value, hints[name])]:
         raise NotAMessage(f"{kind}: fields {wrong[:5]} are not of their types")
     try:
-        return cls(**data)
+        return cls(**{name: _built(value, hints[name]) for name, value in data.items()})
     except TypeError as error:  # a field missing
         raise NotAMessage(f"{kind}: {error}") from None
 
 
+def _built(value: object, hint: object) -> object:
+    """`value` (which fits `hint`) with each dict that stands for a dataclass made into it."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return hint(**{name: _built(item, _field_types(hint)[name]) for name, item in value.items()})
+    if origin in (types.UnionType, typing.Union):
+        return next((_built(value, arg) for arg in args if _fits(value, arg)), value)
+    if origin is list:
+        return [_built(item, args[0]) for item in value]
+    return value
+
+
 @functools.cache
-def _field_types(cls: type[WorkerMessage]) -> dict[str, object]:
+def _field_types(cls: type) -> dict[str, object]:
     hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
 
@@ -70,6 +92,10 @@ def _fits(value: object, hint: object) -> bool:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return True
+    if dataclasses.is_dataclass(hint):
+        fields = _field_types(hint)
+        return isinstance(value, dict) and set(value) == set(fields) and \
+            all(_fits(item, fields[name]) for name, item in value.items())
     if origin in (types.UnionType, typing.Union):
         return any(_fits(value, arg) for arg in args)
     if hint is type(None):
@@ -97,25 +123,6 @@ def _fits(value: object, hint: object) -> bool:
 class Phase(WorkerMessage):
     kind: ClassVar[str] = "phase"
     name: str
-
-
-@message
-@dataclass(frozen=True)
-class ReferenceAnswer(WorkerMessage):
-    """The reference's answers for one seed, as the judge compares them: each output in the dtype comparisons
-    are made in (float64 for float64 outputs, float32 for other floating ones, the native dtype otherwise),
-    computed in float64 where every op has a float64 kernel. Eager's own answer is described, not sent: its
-    layout and its error versus float64 (`OutputSpec`, as lists of plain values)."""
-
-    kind: ClassVar[str] = "reference"
-    seed: int
-    expected: list[torch.Tensor]
-    dtypes: list[str]
-    shapes: list[tuple[int, ...]]
-    strides: list[tuple[int, ...]]
-    dense: list[bool]
-    eager_max_err: list[float]
-    checksum: list[float]
 
 
 @message
@@ -195,12 +202,12 @@ class Imported(WorkerMessage):
 
 @dataclass(frozen=True)
 class Observed(WorkerMessage):
-    """One observed forward of the candidate (`worker.Worker.call`): its outputs, copied on the stream it
-    ran on, and every guard's observation."""
+    """One observed forward of the candidate (`worker.Worker.call`): its outputs, snapshot on the stream it
+    ran on and shared for the judge to copy, and every guard's observation."""
 
     seed: int
     checksum: list[float]
-    outputs: list[torch.Tensor | None]
+    outputs: list[SharedOutput | None]
     subclassed: list[str]
     plain_values: list[str]
     devices: list[str]

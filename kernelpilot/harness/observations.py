@@ -1,19 +1,17 @@
 """What the parent gathers from one worker before the verdict: its typed messages, each accepted only in the
 phase that may send it, and what the parent saw itself (its own clocks, /proc).
 
-Reference answers and baseline timings are accepted only before the candidate's code was imported, so
-nothing the candidate runs can rewrite them. Messages the worker sends once are taken once: a second one
+Baseline timings are accepted only before the candidate's code was imported, so nothing the candidate runs
+can rewrite them; references never come from the worker at all (the judge's keeper makes them). Messages the worker sends once are taken once: a second one
 was forged by code in the candidate.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
-
-import torch
 
 from kernelpilot.harness.channel import Received
 from kernelpilot.harness.guards import CpuTime
@@ -29,7 +27,6 @@ from kernelpilot.harness.messages import (
     PostCheck,
     Reached,
     Ready,
-    ReferenceAnswer,
     Returned,
     SpotCheck,
     TaskInfo,
@@ -40,22 +37,11 @@ from kernelpilot.harness.messages import (
 )
 from kernelpilot.harness.protocol import PHASES
 from kernelpilot.harness.timing import Samples
-from kernelpilot.harness.verify import CallCheck, OutputSpec, Reference, check_call
+from kernelpilot.harness.verify import CallCheck, Reference
 
 
 ObservedCall = TypeVar("ObservedCall", Trial, PostCheck)
 
-
-def reference(answer: ReferenceAnswer) -> Reference:
-    """The judge's reference from the worker's answer (sent before any code of the candidate's ran)."""
-    dtypes = [getattr(torch, name) for name in answer.dtypes]
-    if not all(isinstance(dtype, torch.dtype) for dtype in dtypes):
-        raise ValueError(f"unknown dtypes {answer.dtypes}")
-    specs = [OutputSpec(*spec) for spec in zip(answer.shapes, dtypes, answer.strides, answer.dense,
-                                               answer.eager_max_err, strict=True)]
-    if len(specs) != len(answer.expected):
-        raise ValueError("a reference answer's outputs and their descriptions differ in number")
-    return Reference(answer.seed, answer.expected, specs, answer.checksum)
 
 TRUSTED_PHASES = frozenset({"start", "setup", "baseline"})
 """Phases before the candidate's import: no code of the candidate's has run in the worker yet."""
@@ -63,7 +49,6 @@ CANDIDATE_PHASES = frozenset({"import", "verify", "profile"})
 
 ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
     Phase: None,
-    ReferenceAnswer: TRUSTED_PHASES,
     TaskInfo: TRUSTED_PHASES,
     Baseline: TRUSTED_PHASES,
     TimedRun: frozenset({"baseline", "profile"}),
@@ -85,8 +70,8 @@ ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
 ONCE = frozenset({Baseline, TaskInfo, Imported, Timing, KernelRows, Final})
 """Messages the worker sends exactly once."""
 
-MESSAGE_OUTPUT_COPIES = 4
-MESSAGE_SLACK_BYTES = 64 << 20
+MESSAGE_LIMIT_BYTES = 64 << 20
+"""The most a message may hold once the candidate's code could write one: outputs never travel in them."""
 
 TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 
@@ -134,7 +119,12 @@ class Observations:
     clock_calibration_runs: int
     device: str = "cpu"
     tol: float | None = None
+    held_seeds: frozenset[int] = frozenset()
+    """The seeds the candidate's trials and re-checks answer, each once."""
+    compare: Callable[[Observed], tuple[CallCheck, Reference]] | None = None
+    """The keeper's verdict on one call, and its reference for the call's seed."""
     references: list[Reference] = field(default_factory=list)
+    """The keeper's references: the task's probes, then one per call compared."""
     task_info: TaskInfo | None = None
     eager: Samples | None = None
     eager_watched: Samples | None = None
@@ -143,7 +133,7 @@ class Observations:
     compile_latency_s: dict[str, float] = field(default_factory=dict)
     imported: Imported | None = None
     trials: list[Trial] = field(default_factory=list)
-    """The trials as they arrived, less their outputs: each was compared on arrival (`call_checks`)."""
+    """The trials as they arrived: each was compared on arrival (`call_checks`)."""
     call_checks: dict[int, CallCheck] = field(default_factory=dict)
     """Each trial's and re-check's comparison with the reference, by seed (each seed is answered once)."""
     timing: Samples | None = None
@@ -245,13 +235,9 @@ class Observations:
                      if len(loop.spot_checks) < len(loop.answers)), None)
 
     def message_limit(self, phase: str) -> int | None:
-        """The most bytes a message may hold: any size while only the harness's code has run; afterwards a
-        few times the task's outputs (a trial carries copies of them), so no file the candidate names on the
-        channel can exhaust the judge."""
-        if phase in TRUSTED_PHASES or not self.references:
-            return None
-        output_bytes = sum(spec.nbytes for spec in self.references[0].outputs)
-        return MESSAGE_OUTPUT_COPIES * output_bytes + MESSAGE_SLACK_BYTES
+        """The most bytes a message may hold once the candidate's code has run: no file the candidate names
+        on the channel can exhaust the judge."""
+        return None if phase in TRUSTED_PHASES else MESSAGE_LIMIT_BYTES
 
     def moves_on(self, phase: str, new_phase: str) -> bool:
         """The worker's phases only move forward: a phase message that goes back (to a trusted phase,
@@ -262,18 +248,18 @@ class Observations:
         return False
 
     def _answers_fresh_seed(self, call: Observed, answered: list[Observed]) -> bool:
-        """A trial or re-check answers a seed the reference was computed for, once: any other was forged."""
-        if call.seed in {ref.seed for ref in self.references} - {earlier.seed for earlier in answered}:
+        """A trial or re-check answers a seed it was given, once: any other was forged."""
+        if call.seed in self.held_seeds - {earlier.seed for earlier in answered}:
             return True
         self.forged.append(f"a {call.kind} for seed {call.seed!r}, which has no reference or was answered")
         return False
 
     def _compared(self, call: ObservedCall) -> ObservedCall:
-        """`call` held to its seed's reference now, and kept without its outputs: a task's outputs can be
-        gigabytes, and only one call's are ever held at a time."""
-        reference = next(ref for ref in self.references if ref.seed == call.seed)
-        self.call_checks[call.seed] = check_call(call, reference, self.device, self.tol)
-        return dataclasses.replace(call, outputs=[])
+        """`call` held to its seed's reference now, by the keeper, while the worker waits with its outputs."""
+        assert self.compare is not None, "calls are compared only in an evaluation"
+        self.call_checks[call.seed], reference = self.compare(call)
+        self.references.append(reference)
+        return call
 
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
@@ -296,8 +282,6 @@ class Observations:
         match message:
             case Phase() | TimedRun() | Ready() | Returned():
                 pass  # acted on by the evaluation loop itself
-            case ReferenceAnswer():
-                self.references.append(reference(message))
             case Baseline():
                 self.eager = Samples.from_json(message.eager)
                 self.eager_watched = Samples.from_json(message.eager_watched)

@@ -1,5 +1,6 @@
 """A judge prepared before its candidate exists: a fresh worker given the task's job, which starts torch
-(and the device) and makes the reference answers for fresh secret seeds, then waits.
+(and the device) and loads the task, then waits; and beside it the judge's reference keeper, which builds
+the task's model and checks, on seeds of its own, that the task can judge a kernel.
 
 A session prepares the next candidate's judge while the agent thinks, so an evaluation pays only for the
 baselines and the candidate. Nothing timed runs ahead: eager and torch.compile are timed once the
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import secrets
 import shutil
 import threading
@@ -22,14 +22,16 @@ from pathlib import Path
 
 import torch
 
-from kernelpilot.errors import UsageError
+from kernelpilot.errors import TaskError, UsageError
 from kernelpilot.harness import baselines
 from kernelpilot.harness.channel import ParentChannel, Received
 from kernelpilot.harness.judge import check_task
-from kernelpilot.harness.messages import Done, Failed, TaskInfo
+from kernelpilot.harness.keeper import Check, Checked, Load, Loaded
+from kernelpilot.harness.messages import Done, Failed, Observed, TaskInfo
 from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.protocol import (
     CLOCK_CALIBRATION_RUNS,
+    DEGENERACY_PROBES,
     COMPILE_MODES,
     DEFAULT_SETUP_TIMEOUT_S,
     INPUT_SETS,
@@ -42,6 +44,7 @@ from kernelpilot.harness.protocol import (
     EvalOptions,
 )
 from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.harness.verify import CallCheck, Reference
 from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
 
 DRAIN_POLL_S = 0.05
@@ -70,6 +73,7 @@ class PreparedJudge:
     """What the worker sent while it was prepared, read as it came; None where it closed its channel."""
     _stop_draining: threading.Event = field(default_factory=threading.Event)
     _drain: threading.Thread | None = None
+    _loaded: Loaded | None = None
 
     def start_draining(self) -> None:
         """Read the setup's messages as they come: the reference's answers must not wait on disk while the
@@ -93,10 +97,28 @@ class PreparedJudge:
         if self._drain is not None:
             self._drain.join()
 
+    def loaded(self) -> list[Reference]:
+        """The keeper's references for its probe seeds, once it has built the task's model; raises `TaskError`,
+        in `kernelpilot eval`'s words, for a task the judge cannot use (it does not import or run, or it is
+        non-deterministic or degenerate). Waited for before any timing: the keeper is idle from then on
+        until the candidate's answers come."""
+        if self._loaded is None:
+            self._loaded = self.worker.keeper.receive(DEFAULT_SETUP_TIMEOUT_S)
+        if self._loaded.problem:
+            raise TaskError(self._loaded.problem)
+        return self._loaded.references
+
+    def compare(self, call: Observed) -> tuple[CallCheck, Reference]:
+        """The keeper's verdict on one of the candidate's calls, and its reference for the call's seed."""
+        checked = self.worker.keeper.request(Check(call, str(self.worker.scratch)), DEFAULT_SETUP_TIMEOUT_S)
+        assert isinstance(checked, Checked)
+        return checked.check, checked.reference
+
     def check_task(self) -> None:
-        """Wait for the references, and raise `TaskError`, in `kernelpilot eval`'s words, for a task the judge
-        cannot use: it does not import or run, or it is non-deterministic or degenerate. A session checks its
-        task so before any model turn, at no cost: this judge goes on to its first candidate."""
+        """Raise `TaskError` for a task the judge cannot use, as `loaded` does and for what the worker met
+        loading it. A session checks its task so before any model turn, at no cost: this judge goes on to
+        its first candidate."""
+        self.loaded()
         if self._drain is not None:
             self._drain.join(DEFAULT_SETUP_TIMEOUT_S)  # a setup that hangs is the evaluation's to judge
         observations = Observations(sources={}, timed_runs=self.options.timed_runs,
@@ -105,7 +127,7 @@ class PreparedJudge:
         for received in list(self.setup_messages):
             if received is not None:
                 observations.receive(received, "setup")
-        check_task(self.private_task, self.seeds, self.options.tol, observations)
+        check_task(self.private_task, observations)
 
     def suits(self, task: Path, options: EvalOptions) -> bool:
         """Prepared for this very task file and these options, and its worker still alive."""
@@ -157,14 +179,8 @@ def fresh_seeds(options: EvalOptions) -> dict:
         "post_seeds": [secrets.randbelow(2**31) for _ in range(POST_TIMING_CHECKS)],
         "factor_seed": secrets.randbelow(2**31),
         "check_seeds": [secrets.randbelow(2**31) for _ in range(options.timed_runs)],
+        "probe_seeds": [secrets.randbelow(2**31) for _ in range(DEGENERACY_PROBES)],
     }
-
-
-def reference_seeds(seeds: dict) -> list[int]:
-    """Every seed the candidate's answers are held to the reference on, shuffled so their roles cannot be told
-    apart. (Its timed runs are held to eager's answers on the same inputs, sampled.)"""
-    held = seeds["verify_seeds"] + seeds["post_seeds"]
-    return random.SystemRandom().sample(held, len(held))
 
 
 def prepare_judge(task: str | Path, options: EvalOptions, worker: StartedWorker | None = None) -> PreparedJudge:
@@ -201,6 +217,8 @@ def prepare_judge(task: str | Path, options: EvalOptions, worker: StartedWorker 
                                  fresh_seeds(options), key, channel, device_name, keys, cached,
                                  [mode for mode in options.compile_modes if mode not in cached])
         worker.send(_job(prepared))
+        worker.keeper.send(Load(str(private_task), prepared.seeds["init_seed"], prepared.seeds["probe_seeds"],
+                                options.tol))
         prepared.start_draining()
     except BaseException:
         discard_worker(worker)
@@ -216,7 +234,6 @@ def _job(prepared: PreparedJudge) -> dict:
         "device": options.device,
         "tol": options.tol,
         "init_seed": seeds["init_seed"],
-        "reference_seeds": reference_seeds(seeds),
         "timing_seeds": seeds["timing_seeds"],
         "factor_seed": seeds["factor_seed"],
         "warmup": WARMUP_RUNS,

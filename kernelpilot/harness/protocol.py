@@ -12,6 +12,10 @@ VERIFY_TRIALS = 5
 POST_TIMING_CHECKS = 1
 """Extra seeds checked after timing, in the timing buffers: catches caching and deferred work."""
 
+DEGENERACY_PROBES = 2
+"""Seeds of the keeper's own, none of the candidate's, on which the task must give answers that depend on
+its inputs and are not constant: else a trivial answer would pass."""
+
 WARMUP_RUNS = 3
 TIMED_RUNS = 30
 TIMING_LOOP_VERSION = 4

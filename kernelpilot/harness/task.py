@@ -14,6 +14,7 @@ from typing import TypeVar
 import torch
 
 from kernelpilot.errors import CandidateError, TaskError
+from kernelpilot.harness.slices import aligned_slices
 
 TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
 T = TypeVar("T")
@@ -88,6 +89,27 @@ def make_inputs(task: ModuleType, seed: int, device: str) -> list[object]:
     if inputs is None or isinstance(inputs, (torch.Tensor, dict, str, bytes)):
         raise TaskError(f"get_inputs() returns {type(inputs).__name__}, not a list of forward's arguments")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def as_outputs(value: object) -> list[object]:
+    """forward's answer as a list of outputs (a tensor, or a tuple or list of them)."""
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def to_float64(inputs: list[object]) -> list[object]:
+    return [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def checksum(inputs: list[object]) -> list[float]:
+    """Each input tensor's sum plus its sum of magnitudes, accumulated in float64 slice by slice: the judge's
+    reference and the worker's call were given the same inputs."""
+    return [sum(_slice_checksum(s) for (s,) in aligned_slices(t)) for t in inputs if isinstance(t, torch.Tensor)]
+
+
+def _slice_checksum(t: torch.Tensor) -> float:
+    if not t.is_floating_point():
+        t = t.double()
+    return float(t.sum(dtype=torch.float64)) + float(torch.linalg.vector_norm(t, 1, dtype=torch.float64))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -17,6 +17,7 @@ import torch
 from kernelpilot.harness.messages import Observed
 from kernelpilot.harness.protocol import CALIBRATION_FACTOR, TOLERANCE
 from kernelpilot.harness.result import Mismatch, OutputCheck
+from kernelpilot.harness.shared_output import SharedOutput
 from kernelpilot.harness.slices import aligned_slices
 
 FIRST_MISMATCHES = 8
@@ -41,12 +42,19 @@ class OutputSpec:
 
 @dataclass(frozen=True)
 class Reference:
-    """The reference answers for one seed, in the dtype each is compared in (`ReferenceAnswer`)."""
+    """What the judge keeps of one seed's reference: its outputs' layouts and errors, and its inputs' checksum."""
 
     seed: int
-    expected: list[torch.Tensor]
     outputs: list[OutputSpec]
     checksum: list[float]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One seed's reference answers, in the dtype each is compared in: the keeper's alone (`keeper`)."""
+
+    reference: Reference
+    expected: list[torch.Tensor]
 
 
 def comparison_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -170,7 +178,7 @@ def _within(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: flo
     return max_abs, max_rel
 
 
-def structural_problem(actual: list[torch.Tensor | None], reference: Reference) -> str | None:
+def structural_problem(actual: list[SharedOutput | None], reference: Reference) -> str | None:
     """A count, shape, dtype or memory layout that differs from the reference: wrong before any value is read."""
     if len(actual) != len(reference.outputs):
         return f"forward returned {len(actual)} outputs, the reference {len(reference.outputs)}"
@@ -179,10 +187,10 @@ def structural_problem(actual: list[torch.Tensor | None], reference: Reference) 
             continue
         if tuple(out.shape) != spec.shape:
             return f"output {i} has shape {tuple(out.shape)}, the reference {spec.shape}"
-        if out.dtype != spec.dtype:
+        if out.dtype != str(spec.dtype).removeprefix("torch."):
             return f"output {i} has dtype {out.dtype}, the reference {spec.dtype}"
-        if spec.dense and layout(out.shape, out.stride()) != layout(spec.shape, spec.stride):
-            return f"output {i} has strides {out.stride()}, the reference {spec.stride}"
+        if spec.dense and layout(out.shape, out.stride) != layout(spec.shape, spec.stride):
+            return f"output {i} has strides {out.stride}, the reference {spec.stride}"
     return None
 
 
@@ -192,14 +200,14 @@ def layout(shape: Sequence[int], stride: Sequence[int]) -> tuple[int, ...]:
     return tuple(st for size, st in zip(shape, stride) if size > 1)
 
 
-def check_outputs(actual: list[torch.Tensor | None], reference: Reference, tol: float | None) -> list[OutputCheck]:
+def check_outputs(actual: list[torch.Tensor | None], answer: Answer, tol: float | None) -> list[OutputCheck]:
     checks = []
     for i, out in enumerate(actual):
         if out is None:
             continue
-        spec = reference.outputs[i]
+        spec = answer.reference.outputs[i]
         atol, rtol = tolerance(spec.dtype, tol)
-        checks.append(compare_output(i, out, reference.expected[i], calibrated_atol(spec, atol), rtol))
+        checks.append(compare_output(i, out, answer.expected[i], calibrated_atol(spec, atol), rtol))
     return checks
 
 
@@ -215,34 +223,33 @@ def _allocation_mark(dtype: torch.dtype) -> float:
     return float(torch.full((torch.finfo(dtype).bits // 8,), 0xFE, dtype=torch.uint8).view(dtype)[0])
 
 
-def is_unwritten(actual: torch.Tensor, reference: Reference, index: int) -> bool:
+def is_unwritten(actual: torch.Tensor, expected: torch.Tensor) -> bool:
     """Marked memory where the reference has a value: an output that was never written.
 
     Free GPU memory is NaN-filled before each call; fresh CPU heap blocks arrive as 0xFE bytes.
     """
-    expected = reference.expected[index]
     if not actual.is_floating_point():
         return False
     marked = actual.isnan() | (actual == _allocation_mark(actual.dtype))
     return bool((marked & ~expected.isnan()).any())
 
 
-def degenerate_reason(references: list[Reference], tol: float | None) -> str | None:
+def degenerate_reason(answers: list[Answer], tol: float | None) -> str | None:
     """Why a task cannot tell a right answer from a trivial one, or None.
 
     Constant (or near-zero) outputs pass for a constant guess (hack 2); outputs that do not change
     with the inputs pass for an answer computed once (hack 14).
     """
-    first = references[0]
-    for i, (out, spec) in enumerate(zip(first.expected, first.outputs)):
+    first = answers[0]
+    for i, (out, spec) in enumerate(zip(first.expected, first.reference.outputs)):
         if not out.is_floating_point() or out.numel() <= 1:  # one value (a loss) is judged across seeds only
             continue
         atol, rtol = tolerance(spec.dtype, tol)
         if _within(out.mean(dtype=torch.float64).float(), out, atol, rtol) is not None:
             return f"output {i} is (nearly) constant: a constant passes the {atol:g} tolerance"
-    if len(references) > 1 and all(
-        _same_answer(other.expected[i], out, first.outputs[i].dtype, tol)
-        for other in references[1:] for i, out in enumerate(first.expected)
+    if len(answers) > 1 and all(
+        _same_answer(other.expected[i], out, first.reference.outputs[i].dtype, tol)
+        for other in answers[1:] for i, out in enumerate(first.expected)
     ):
         return "the reference's outputs do not depend on the inputs (same answer for every seed)"
     return None
@@ -276,33 +283,52 @@ class CallCheck:
         return self.problem is None and self.complete and all(c.ok for c in self.checks)
 
 
-def check_call(call: Observed, reference: Reference, device: str, tol: float | None) -> CallCheck:
-    outputs = call.outputs
-    problem = structural_problem(outputs, reference)
+def check_call(call: Observed, answer: Answer, device: str, tol: float | None,
+               copy: Callable[[SharedOutput], torch.Tensor]) -> CallCheck:
+    """`call`'s outputs held to `answer`: their layouts first, then the values of the judge's own `copy` of each."""
+    problem = structural_problem(call.outputs, answer.reference)
     if problem is None and call.plain_values:
         problem = f"forward returned {', '.join(call.plain_values)} where the reference returns tensors"
     if problem is None and any(d != device for d in call.devices):
         problem = f"outputs are on {', '.join(sorted(set(call.devices)))}, not {device}"
     if problem is None and call.non_dense:
         problem = f"outputs {call.non_dense} have overlapping strides (not dense)"
+    if problem is None:
+        try:
+            outputs = [copy(shared) if shared is not None else None for shared in call.outputs]
+        except (OSError, ValueError, RuntimeError) as error:  # RuntimeError: CUDA's, for a handle it will not open
+            problem = f"its outputs could not be read: {error}"[:400]
     if problem:
         return CallCheck(problem, [], False, False, False, None)
-    checks = check_outputs(outputs, reference, tol)
+    checks = check_outputs(outputs, answer, tol)
     complete = None not in outputs
     wrong = not (complete and all(c.ok for c in checks))
     return CallCheck(
         problem=None,
         checks=checks,
         complete=complete,
-        unwritten=wrong and any(out is not None and is_unwritten(out, reference, i) for i, out in enumerate(outputs)),
-        downcast=wrong and reference.outputs[0].dtype in (torch.float32, torch.float64) and looks_downcast(checks),
+        unwritten=wrong and any(out is not None and is_unwritten(out, answer.expected[i])
+                                for i, out in enumerate(outputs)),
+        downcast=wrong and answer.reference.outputs[0].dtype in (torch.float32, torch.float64)
+        and looks_downcast(checks),
         fingerprint=fingerprint(outputs) if complete else None,
     )
 
 
+FINGERPRINT_CHUNK = 1 << 22
+
+
 def fingerprint(outputs: list[torch.Tensor]) -> bytes:
+    """A digest of the outputs' bytes, computed where they lie: two weighted sums of their words per chunk
+    (equal bytes give equal sums; a few gigabytes never travel to the host to be hashed)."""
     digest = hashlib.sha256()
     for out in outputs:
         digest.update(repr((tuple(out.shape), out.dtype)).encode())
-        digest.update(memoryview(out.contiguous().reshape(-1).view(torch.uint8).numpy()))
+        raw = out.contiguous().reshape(-1).view(torch.uint8)
+        words = raw.view(torch.int32) if raw.numel() % 4 == 0 else raw
+        weights = torch.arange(min(words.numel(), FINGERPRINT_CHUNK), device=out.device, dtype=torch.float64) % 65521 + 1
+        sums = [torch.stack([chunk.double().sum(), chunk.double().mul_(weights[:chunk.numel()]).sum()])
+                for chunk in words.split(FINGERPRINT_CHUNK)]
+        if sums:
+            digest.update(torch.cat(sums).cpu().numpy().tobytes())
     return digest.digest()

@@ -1,18 +1,17 @@
 """The evaluation worker: the one process that runs a candidate's code (started by `evaluation.WORKER_ENTRY`).
 
 It runs in two halves and the order is the defence:
-1. trusted, before any candidate code is imported: load the task, compute the reference answers for
-   every seed (native dtype and float64) and time the baselines; each result is sent to the parent
-   at once, so nothing imported later can change it;
+1. trusted, before any candidate code is imported: load the task and time the baselines; each result is
+   sent to the parent at once, so nothing imported later can change it;
 2. the candidate: import, construct with the reference's weights, verify over fresh inputs under
    the op audit and the guards, time, re-check after timing, profile.
-The worker only observes and reports. The parent compares, judges and rewards.
+The worker only observes and reports: each verified call's outputs are shared for the judge's reference
+keeper to copy and compare (`shared_output`, `keeper`). The parent judges and rewards.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
 import sys
@@ -40,7 +39,6 @@ from kernelpilot.harness.messages import (
     Reached,
     Ready,
     Returned,
-    ReferenceAnswer,
     SpotCheck,
     TaskInfo,
     TimedRun,
@@ -48,10 +46,9 @@ from kernelpilot.harness.messages import (
     Trial,
 )
 from kernelpilot.harness.protocol import CHECK_SAMPLES
-from kernelpilot.harness.slices import aligned_slices, max_abs_difference
-from kernelpilot.harness.task import import_file, load_task_module, made_on, make_inputs
+from kernelpilot.harness.shared_output import SharedOutput, share
+from kernelpilot.harness.task import as_outputs, checksum, import_file, load_task_module, made_on, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
-from kernelpilot.harness.verify import comparison_dtype, tolerance
 
 KERNEL_PROFILE_RUNS = 5
 BACKGROUND_READINGS = 3
@@ -78,10 +75,6 @@ class CandidateFailure(Exception):
     """The candidate could not be loaded or run; the message is the user-facing verdict."""
 
 
-def as_outputs(value: object) -> list[object]:
-    return list(value) if isinstance(value, (tuple, list)) else [value]
-
-
 def refill(buffers: list[object], fresh: list[object]) -> list[object]:
     """Write new values into the same buffers: an answer cached by address then goes stale (hack 3)."""
     refilled = []
@@ -95,45 +88,13 @@ def refill(buffers: list[object], fresh: list[object]) -> list[object]:
     return refilled
 
 
-def checksum(inputs: list[object]) -> list[float]:
-    """Each input tensor's sum plus its sum of magnitudes, accumulated in float64 slice by slice."""
-    return [sum(_slice_checksum(s) for (s,) in aligned_slices(t)) for t in inputs if isinstance(t, torch.Tensor)]
+def snapshot(outputs: list[object]) -> list[torch.Tensor | None]:
+    """Copies of the outputs made on the current stream, before any device-wide synchronize, in the same layout.
 
-
-def _slice_checksum(t: torch.Tensor) -> float:
-    if not t.is_floating_point():
-        t = t.double()
-    return float(t.sum(dtype=torch.float64)) + float(torch.linalg.vector_norm(t, 1, dtype=torch.float64))
-
-
-def reference_answer(seed: int, native: list[torch.Tensor], ref64: list[torch.Tensor],
-                     input_checksum: list[float]) -> ReferenceAnswer:
-    """One seed's answers in the dtypes the judge compares in, with eager's layout and its own error versus
-    float64 (computed here, on the device, so neither eager's answer nor float64's travels)."""
-    return ReferenceAnswer(
-        seed=seed,
-        expected=[ref.to(comparison_dtype(out.dtype)).cpu() for out, ref in zip(native, ref64)],
-        dtypes=[str(out.dtype).removeprefix("torch.") for out in native],
-        shapes=[tuple(out.shape) for out in native],
-        strides=[tuple(out.stride()) for out in native],
-        dense=[guards.is_dense(out) for out in native],
-        eager_max_err=[max_abs_difference(ref, out) if out.is_floating_point() and ref is not out else 0.0
-                       for out, ref in zip(native, ref64)],
-        checksum=input_checksum,
-    )
-
-
-def to_float64(inputs: list[object]) -> list[object]:
-    return [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-
-
-def host_copies(outputs: list[object]) -> list[torch.Tensor | None]:
-    """Copy outputs to the host on the current stream, before any device-wide synchronize.
-
-    Work the candidate left running on another stream is then not finished when its answer is read.
+    Work the candidate left running on another stream is then not finished when its answer is taken.
     Subclassed outputs are never touched: touching them would run their code.
     """
-    return [out.detach().to("cpu", copy=True) if type(out) is torch.Tensor else None for out in outputs]
+    return [out.detach().clone() if type(out) is torch.Tensor else None for out in outputs]
 
 
 def compiled_extensions(objects: list[object]) -> frozenset[str]:
@@ -176,56 +137,30 @@ class Worker:
     # --- trusted half --------------------------------------------------------------------------
 
     def reference(self) -> torch.nn.Module:
-        """The reference model, and its answers for every seed the candidate will be held to: made before
-        the candidate exists (a worker prepared while the agent thinks), while nothing is timed."""
+        """The reference model, as constructed (training mode unless the task says otherwise, as KernelBench
+        runs it), and what the candidate's calls are held to beside its answers: the background CPU time
+        after eager's calls, and the size of its outputs."""
         self.enter("setup")
         job, device = self.job, self.device
         self.task = load_task_module(Path(job["task_path"]))
         self.init_inputs = self.task.get_init_inputs()
-        # as constructed, as KernelBench runs it
         model = made_on(device, job["init_seed"], lambda: self.task.Model(*self.init_inputs)).to(device)
         self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        model64 = copy.deepcopy(model).to(torch.float64)
         self.output_bytes: list[int] = []
         background_ms: list[float] = []
         with torch.no_grad():
-            for i, seed in enumerate(job.pop("reference_seeds")):
+            for seed in job["timing_seeds"][:BACKGROUND_READINGS]:
                 inputs = make_inputs(self.task, seed, device)
-                native = as_outputs(model(*inputs))
-                if not all(type(o) is torch.Tensor for o in native):
-                    kinds = ", ".join(type(o).__name__ for o in native)
-                    raise TaskError(f"the reference returns {kinds}, not a tensor or a tuple of tensors")
-                if any(o.is_complex() for o in native):
-                    raise TaskError("the reference returns complex tensors, which kernelpilot cannot compare yet")
-                try:
-                    ref64 = as_outputs(model64(*to_float64(inputs)))
-                except Exception:  # some ops have no float64 kernel: the native answer is the reference
-                    ref64 = native
-                if i == 0:
-                    self.check_deterministic(model, inputs, native)
-                if i < BACKGROUND_READINGS:
-                    synchronize(device)
-                    background_ms.append(guards.background_cpu_ms())
-                self.output_bytes = [o.numel() * o.element_size() for o in native]
-                self.channel.send(reference_answer(seed, native, ref64, checksum(inputs)))
-                del inputs, native, ref64  # one seed's tensors at a time: a task's outputs can be gigabytes
-        del model64
+                outputs = as_outputs(model(*inputs))
+                synchronize(device)
+                background_ms.append(guards.background_cpu_ms())
+                self.output_bytes = [o.numel() * o.element_size() for o in outputs if isinstance(o, torch.Tensor)]
+                del inputs, outputs  # one set at a time: a task's tensors can be gigabytes
         self.channel.send(TaskInfo(precision=guards.precision_settings(), training=model.training,
                                    background_cpu_ms=max(background_ms, default=0.0),
                                    device_name=torch.cuda.get_device_name() if device == "cuda" else "cpu",
                                    torch_version=str(torch.__version__)))
         return model
-
-    def check_deterministic(self, model: torch.nn.Module, inputs: list[object], native: list[torch.Tensor]) -> None:
-        """A second run on the same inputs agrees with the first, or no answer can be held to the reference."""
-        for i, (first, again) in enumerate(zip(native, as_outputs(model(*inputs)))):
-            atol, rtol = tolerance(first.dtype, self.job["tol"])
-            same = first.shape == again.shape and (
-                torch.allclose(first, again, atol=atol, rtol=rtol, equal_nan=True) if first.is_floating_point()
-                else torch.equal(first, again))
-            if not same:
-                raise TaskError(f"task {Path(self.job['task_path']).name} is non-deterministic: output {i} differs "
-                                "between two runs on the same inputs")
 
     def baselines(self, model: torch.nn.Module) -> None:
         """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.
@@ -346,7 +281,7 @@ class Worker:
                 outputs = as_outputs(self.model(*inputs))
             modes_active = guards.modes_left_active()
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
-            copies = host_copies(outputs)
+            snapshots = snapshot(outputs)
             synchronize(self.device)
             # not on a profiled call: the profiler's own threads work as it stops (CUPTI's buffer flush);
             # the verify trials watch for offloaded work
@@ -354,8 +289,9 @@ class Worker:
             if profiler:
                 profiler.__exit__(None, None, None)
         tensors = [o for o in outputs if type(o) is torch.Tensor]
+        self.shared_snapshots = snapshots
         return {
-            "outputs": copies,
+            "outputs": [self.share(i, out) if out is not None else None for i, out in enumerate(snapshots)],
             "subclassed": guards.subclassed_outputs(outputs),
             "plain_values": [type(o).__name__ for o in outputs if isinstance(o, guards.PLAIN_VALUES)],
             "devices": [o.device.type for o in outputs if type(o) is torch.Tensor],
@@ -378,6 +314,22 @@ class Worker:
                          if v - launches_before.get(k, 0)},
         }
 
+    def share(self, index: int, output: torch.Tensor) -> SharedOutput:
+        """An output's snapshot shared with the judge; where the driver will not share the memory it lies in
+        (a pool's), a copy in memory of the harness's own."""
+        name = f"out-{time.monotonic_ns()}-{index}.bin"
+        try:
+            return share(output, Path(self.job["scratch"]), name)
+        except RuntimeError:
+            owned = torch.empty_strided(output.shape, output.stride(), dtype=output.dtype, device=output.device)
+            self.shared_snapshots.append(owned.copy_(output))
+            return share(owned, Path(self.job["scratch"]), name)
+
+    def judged(self) -> None:
+        """Wait until the judge has copied the shared outputs, then let them go."""
+        sys.stdin.readline()
+        self.shared_snapshots = []
+
     def _activities(self) -> list:
         activities = [torch.profiler.ProfilerActivity.CPU]
         if self.device == "cuda":
@@ -396,6 +348,7 @@ class Worker:
             buffers = fresh if buffers is None else refill(buffers, fresh)
             observed = self.call(buffers, audit=True)
             self.channel.send(Trial(trial=trial, seed=seed, checksum=checksum(buffers), **observed))
+            self.judged()
 
     def profile(self) -> None:
         self.enter("profile")
@@ -411,6 +364,7 @@ class Worker:
             buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
             observed = self.call(buffers, audit=True, profile=True)
             self.channel.send(PostCheck(seed=seed, checksum=checksum(buffers), **observed))
+            self.judged()
         if job["profile_kernels"]:
             self.channel.send(KernelRows(self.kernel_breakdown(input_sets)))
 

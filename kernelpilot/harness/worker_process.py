@@ -14,12 +14,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from kernelpilot.harness import guards
+from kernelpilot.harness.keeper_process import KeeperProcess, start_keeper
+from kernelpilot.harness.output_tail import OutputTail
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.sandbox import sandboxed, scrubbed_env
@@ -86,27 +86,6 @@ def worker_env(scratch: Path, device: str, extra: dict[str, str]) -> dict[str, s
     })
 
 
-class OutputTail(threading.Thread):
-    """Drains the worker's stdout and stderr and keeps only their end: a candidate that prints without
-    end fills neither the disk nor the judge's memory, and never blocks on a full pipe."""
-
-    KEEP_BYTES = 64 * 1024
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        super().__init__(daemon=True)
-        self._stream = stream
-        self._tail = bytearray()
-
-    def run(self) -> None:
-        while chunk := self._stream.read1(1 << 16):
-            self._tail += chunk
-            del self._tail[:-self.KEEP_BYTES]
-        self._stream.close()
-
-    def text(self) -> str:
-        return self._tail.decode(errors="replace")
-
-
 @dataclass
 class StartedWorker:
     """A worker process waiting for its job, with its private scratch folder and its end of the channel."""
@@ -119,10 +98,13 @@ class StartedWorker:
     scratch: Path
     device: str
     env: dict[str, str]
+    keeper: KeeperProcess
+    """The judge's reference keeper, started beside the worker."""
 
     def suits(self, options: EvalOptions) -> bool:
-        """Started for the device and environment `options` ask for, and still alive."""
-        return self.device == options.device and self.env == options.env and self.process.poll() is None
+        """Started for the device and environment `options` ask for, and still alive (its keeper too)."""
+        return self.device == options.device and self.env == options.env and self.process.poll() is None \
+            and self.keeper.process.poll() is None
 
     def send(self, data: dict) -> None:
         """One line of JSON on the worker's stdin."""
@@ -145,17 +127,19 @@ def start_worker(options: EvalOptions) -> StartedWorker:
     read_fd, write_fd = os.pipe()
     # CUDA's driver needs a writable /proc to start; the parent's wall clock bounds every time there
     cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[scratch], proc_read_only=device != "cuda")
+    keeper = start_keeper(worker_env(scratch, device, env), device)
     process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                pass_fds=(write_fd,), env=worker_env(scratch, device, env), start_new_session=True)
     os.close(write_fd)
     output = OutputTail(process.stdout)
     output.start()
-    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env))
+    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env), keeper)
 
 
 def stop_worker(worker: StartedWorker) -> None:
-    """The worker ended (at once if it still runs) and its channel closed; its scratch folder stays, for
-    the verdict to read."""
+    """The worker and its keeper ended (the worker at once if it still runs) and its channel closed; its
+    scratch folder stays, for the verdict to read."""
+    worker.keeper.stop()
     if worker.process.stdin is not None and not worker.process.stdin.closed:
         try:
             worker.process.stdin.close()

@@ -1,0 +1,204 @@
+"""The reference keeper: a trusted process of the judge's that runs the task's code and never a candidate's.
+
+It holds the task's model on the device, in its own dtype and in float64, and answers for a seed when a
+candidate's answer for that seed arrives: it makes the seed's inputs on the device, runs both models,
+copies the candidate's shared outputs into its own memory and compares them there. Whole outputs never
+cross the host, references are never made ahead for every seed (a task's outputs can be gigabytes each),
+and no candidate's process can reach them: the keeper shares nothing and reads only what the worker shared.
+
+Requests and replies are pickled dataclasses on the keeper's stdin and a private stdout: both ends are the
+harness's own (`keeper_process`).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import struct
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import torch
+
+from kernelpilot.errors import TaskError
+from kernelpilot.harness import guards
+from kernelpilot.harness.messages import Observed
+from kernelpilot.harness.shared_output import copied
+from kernelpilot.harness.slices import max_abs_difference
+from kernelpilot.harness.task import as_outputs, checksum, load_task_module, made_on, make_inputs, to_float64
+from kernelpilot.harness.verify import (
+    Answer,
+    CallCheck,
+    OutputSpec,
+    Reference,
+    check_call,
+    comparison_dtype,
+    degenerate_reason,
+    tolerance,
+)
+
+KEEPER_ENTRY = "from kernelpilot.harness.keeper import main; main()"
+
+
+@dataclass(frozen=True)
+class Load:
+    """Build the task's model; check on `probe_seeds` (none of the candidate's) that it can judge a kernel."""
+
+    task_path: str
+    init_seed: int
+    probe_seeds: list[int]
+    tol: float | None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    references: list[Reference]
+    """The probe seeds' references: the task's output layouts and eager's own error."""
+    problem: str | None
+    """Why the task cannot judge a kernel (it does not run, is non-deterministic or degenerate), in
+    `kernelpilot eval`'s words."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """Hold `call` to the reference for its seed; its outputs wait in `scratch` or behind CUDA IPC handles."""
+
+    call: Observed
+    scratch: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    check: CallCheck
+    reference: Reference
+
+
+@dataclass(frozen=True)
+class KeeperError:
+    """The keeper itself failed: a harness error, never the candidate's."""
+
+    message: str
+
+
+FRAME_HEADER = struct.Struct("<Q")
+"""Each request and reply: its pickle's length, then the pickle."""
+
+
+def frame(value: object) -> bytes:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return FRAME_HEADER.pack(len(data)) + data
+
+
+def read_frame(stream: BinaryIO) -> object:
+    header = stream.read(FRAME_HEADER.size)
+    if len(header) < FRAME_HEADER.size:
+        raise EOFError
+    return pickle.loads(stream.read(FRAME_HEADER.unpack(header)[0]))
+
+
+class Keeper:
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.tol: float | None = None
+
+    def load(self, request: Load) -> Loaded:
+        task_path = Path(request.task_path)
+        self.tol = request.tol
+        self.task = load_task_module(task_path)
+        init_inputs = self.task.get_init_inputs()
+        # as constructed (training mode unless the task says otherwise), as KernelBench runs it
+        self.model = made_on(self.device, request.init_seed, lambda: self.task.Model(*init_inputs)).to(self.device)
+        self.model64 = copy.deepcopy(self.model).to(torch.float64)
+        answers = []
+        try:
+            for i, seed in enumerate(request.probe_seeds):
+                answers.append(self.answer(seed, check_deterministic=i == 0))
+        except TaskError as error:
+            return Loaded([], str(error))
+        problem = degenerate_reason(answers, self.tol)
+        if problem:
+            problem = (f"degenerate task {task_path.name}: {problem}; a trivial answer would pass, so it cannot "
+                       "judge a kernel")
+        return Loaded([answer.reference for answer in answers], problem)
+
+    @torch.no_grad()
+    def answer(self, seed: int, check_deterministic: bool = False) -> Answer:
+        """The reference's answers for `seed`, computed in float64 where every op has a float64 kernel, with
+        eager's own error versus them. One seed's tensors at a time: a task's outputs can be gigabytes."""
+        inputs = make_inputs(self.task, seed, self.device)
+        input_checksum = checksum(inputs)
+        native = as_outputs(self.model(*inputs))
+        if not all(type(o) is torch.Tensor for o in native):
+            kinds = ", ".join(type(o).__name__ for o in native)
+            raise TaskError(f"the reference returns {kinds}, not a tensor or a tuple of tensors")
+        if any(o.is_complex() for o in native):
+            raise TaskError("the reference returns complex tensors, which kernelpilot cannot compare yet")
+        if check_deterministic:
+            self.check_deterministic(inputs, native)
+        inputs64 = to_float64(inputs)
+        del inputs
+        try:
+            ref64 = as_outputs(self.model64(*inputs64))
+        except Exception:  # some ops have no float64 kernel: the native answer is the reference
+            ref64 = native
+        del inputs64
+        specs = [OutputSpec(tuple(out.shape), out.dtype, tuple(out.stride()), guards.is_dense(out),
+                            max_abs_difference(ref, out) if out.is_floating_point() and ref is not out else 0.0)
+                 for out, ref in zip(native, ref64)]
+        expected = [ref.to(comparison_dtype(out.dtype)) for out, ref in zip(native, ref64)]
+        return Answer(Reference(seed, specs, input_checksum), expected)
+
+    def check_deterministic(self, inputs: list[object], native: list[torch.Tensor]) -> None:
+        """A second run on the same inputs agrees with the first, or no answer can be held to the reference."""
+        for i, (first, again) in enumerate(zip(native, as_outputs(self.model(*inputs)))):
+            atol, rtol = tolerance(first.dtype, self.tol)
+            same = first.shape == again.shape and (
+                torch.allclose(first, again, atol=atol, rtol=rtol, equal_nan=True) if first.is_floating_point()
+                else torch.equal(first, again))
+            if not same:
+                raise TaskError(f"task {Path(self.task.__file__).name} is non-deterministic: output {i} differs "
+                                "between two runs on the same inputs")
+
+    def check(self, request: Check) -> Checked:
+        answer = self.answer(request.call.seed)
+        device = torch.device(self.device, 0) if self.device == "cuda" else torch.device("cpu")
+        verdict = check_call(request.call, answer, self.device, self.tol,
+                             lambda shared: copied(shared, Path(request.scratch), device))
+        return Checked(verdict, answer.reference)
+
+    def handle(self, request: object) -> object:
+        match request:
+            case Load():
+                return self.load(request)
+            case Check():
+                return self.check(request)
+        return KeeperError(f"unknown request {type(request).__name__}")
+
+
+def main() -> None:
+    """Serve requests until stdin closes. The task's prints go to stderr: stdout carries the replies."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    device = os.environ.get("KERNELPILOT_KEEPER_DEVICE", "cpu")
+    if device == "cuda":
+        torch.zeros(1, device="cuda")  # the device's context, made while the judge waits for its task
+    keeper, requests = Keeper(device), sys.stdin.buffer
+    while True:
+        try:
+            request = read_frame(requests)
+        except EOFError:
+            break
+        try:
+            reply = keeper.handle(request)
+        except TaskError as error:
+            reply = Loaded([], str(error)) if isinstance(request, Load) else KeeperError(str(error))
+        except Exception as error:
+            reply = KeeperError(f"{type(error).__name__}: {error}\n{traceback.format_exc()[-3000:]}")
+        replies.write(frame(reply))
+        replies.flush()
+    os._exit(0)

@@ -1,0 +1,99 @@
+"""A candidate's output on its way to the judge, without a trip through the message channel: on CUDA the
+driver's IPC handle of the device memory that holds it, on the CPU a file in the worker's scratch folder.
+
+The worker shares a snapshot it took on the stream forward ran on, and keeps it until the judge has copied
+it (`copied`): what the judge compares is the judge's own copy, which no code of the candidate's can reach.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from kernelpilot.harness import cuda_ipc
+
+
+def read_regular_file(path: Path, max_bytes: int | None) -> bytes:
+    """The bytes of a plain file of at most `max_bytes`, never following a link nor blocking: a FIFO, a link
+    to /dev/zero or a sparse terabyte that the candidate's code names on the pipe would stall, flood or
+    exhaust the judge."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a plain file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(f"{path.name} holds {info.st_size} bytes, more than any message of this task ({max_bytes})")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read(max_bytes + 1 if max_bytes is not None else -1)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class SharedOutput:
+    """Where one output waits, and its layout."""
+
+    handle: str
+    """The CUDA IPC handle of its allocation (hex), or its file's name in the scratch folder."""
+    offset: int
+    """Bytes from the allocation's (file's) start to its first element."""
+    nbytes: int
+    """Bytes from there to its last element, inclusive."""
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: str
+
+
+def span_bytes(shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> int:
+    """Bytes a strided tensor reaches from its first element to its last."""
+    if 0 in shape:
+        return 0
+    return (sum((size - 1) * step for size, step in zip(shape, stride)) + 1) * itemsize
+
+
+def share(tensor: torch.Tensor, scratch: Path, name: str) -> SharedOutput:
+    """`tensor` (a snapshot the caller keeps alive until the judge has copied it) shared with the judge."""
+    shape, stride = tuple(tensor.shape), tuple(tensor.stride())
+    nbytes = span_bytes(shape, stride, tensor.element_size())
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if tensor.is_cuda:
+        handle, offset = cuda_ipc.export(tensor.data_ptr(), nbytes) if nbytes else ("", 0)
+        return SharedOutput(handle, offset, nbytes, shape, stride, dtype)
+    storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())
+    offset = tensor.storage_offset() * tensor.element_size()
+    storage[offset:offset + nbytes].numpy().tofile(scratch / name)
+    return SharedOutput(name, 0, nbytes, shape, stride, dtype)
+
+
+def copied(shared: SharedOutput, scratch: Path, device: torch.device) -> torch.Tensor:
+    """The judge's own contiguous copy of a shared output. Raises OSError / CudaIpcError / ValueError for one
+    that cannot be read as it is described."""
+    dtype = getattr(torch, shared.dtype, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {shared.dtype!r}")
+    if any(size < 0 for size in shared.shape) or any(step < 0 for step in shared.stride) or \
+            len(shared.shape) != len(shared.stride):
+        raise ValueError("a malformed layout")
+    nbytes = span_bytes(shared.shape, shared.stride, dtype.itemsize)
+    if shared.nbytes != nbytes or shared.offset < 0:
+        raise ValueError(f"{shared.nbytes} bytes described for a layout that spans {nbytes}")
+    if nbytes == 0:
+        return torch.empty(shared.shape, dtype=dtype, device=device)
+    if device.type == "cuda":
+        with cuda_ipc.opened(shared.handle, shared.offset, nbytes, device) as raw:
+            return raw.view(dtype).as_strided(shared.shape, shared.stride).clone(memory_format=torch.contiguous_format)
+    if "/" in shared.handle or not shared.handle.startswith("out-"):
+        raise ValueError(f"an output file outside the scratch folder: {shared.handle[:100]!r}")
+    path = scratch / shared.handle
+    try:
+        data = bytearray(read_regular_file(path, nbytes))
+    finally:
+        path.unlink(missing_ok=True)
+    if len(data) != nbytes:
+        raise ValueError(f"{len(data)} bytes in {shared.handle}, {nbytes} described")
+    return torch.frombuffer(data, dtype=torch.uint8).view(dtype).as_strided(shared.shape, shared.stride).contiguous()
