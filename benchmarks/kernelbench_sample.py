@@ -8,10 +8,11 @@ a folder of task files named like them; nothing of it is part of this project. E
 twice with the reference itself as the candidate (`ModelNew = Model`) under `--policy mixed`. Cold: a
 one-shot `kernelpilot eval` in a fresh process and cache (torch.compile measured). Warm: as a session's
 next candidate finds it, through the harness's API in this process, with the compile baseline cached
-and its judge prepared ahead (`prepare_judge`: the worker started, the references made) `--think` seconds
-before, as while the agent thinks. The task's own GPU time is every forward the protocol runs, at the measured medians:
-references for the verify and post-timing seeds (native, and float64 counted as twice eager), trials,
-warm-up, timed, calibration and re-check runs of eager, torch.compile and the candidate.
+and its judge prepared ahead (`prepare_judge`: the worker started on the task, the reference keeper's model
+built and its probes run) `--think` seconds before, as while the agent thinks. The task's own GPU time is
+every forward the protocol runs, at the measured medians: the keeper's references for the verify,
+post-timing and probe seeds (native, and float64 counted as twice eager), trials, warm-up, timed,
+calibration and re-check runs of eager, torch.compile and the candidate.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def task_work_seconds(result: dict) -> float:
     p, times = result["protocol"], result["times_ms"]
     eager, candidate = times["eager"] or 0.0, times["candidate"] or 0.0
     compiled = times["compile"] or 0.0
-    references = len(p["verify_seeds"]) + len(p["post_seeds"])  # each: native, float64 (as two)
+    references = len(p["verify_seeds"]) + len(p["post_seeds"]) + len(p.get("probe_seeds", []))  # each: native,
+    # float64 (as two)
     runs = p["warmup_runs"] + p["timed_runs"]
     forwards_ms = (references * 3 * eager + runs * (eager + candidate)
                    + p.get("clock_calibration_runs", 0) * eager
@@ -106,6 +108,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--think", type=float, default=10.0, help="seconds the judge is prepared ahead")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--skip", default="", help="LEVEL_NUMBER names to leave out (done in an earlier run)")
     args = parser.parse_args()
     chosen = [name for name in args.tasks.split(",") if name]
     options = EvalOptions(device=args.device, policy="mixed", timeout_s=1200)
@@ -114,7 +117,8 @@ def main() -> None:
         table.add_column(column, justify="left" if column in ("task", "verdict", "phases (warm)") else "right")
     rows = []
     with tempfile.TemporaryDirectory(prefix="kernelbench-sample-") as scratch:
-        for name, task in tasks_of(args.kernelbench, args.every, chosen):
+        skipped = set(args.skip.split(","))
+        for name, task in (t for t in tasks_of(args.kernelbench, args.every, chosen) if t[0] not in skipped):
             if args.json:  # before every task: a run cut short keeps what it measured
                 args.json.write_text(json.dumps(rows, indent=1))
             candidate, cache = reference_candidate(task, Path(scratch)), tempfile.mkdtemp(dir=scratch)

@@ -95,7 +95,9 @@ def _evaluate(run: Run, prepared: PreparedJudge, original_task: Path, log: LogSi
         if backend != options.device:
             return _early_failure(run, original_task, f"kernels/ holds {backend} sources but the evaluation "
                                   f"device is {options.device}")
+        started = time.monotonic()
         build = build_kernels(run.candidate.kernels_dir, backend, on_log=log, timeout_s=options.build_timeout_s)
+        observations.phase_seconds["build"] = round(time.monotonic() - started, 3)
         run.build_log = build.log
         if not build.ok:
             return _early_failure(run, original_task, "kernels failed to build:\n" + build.log)
@@ -161,7 +163,9 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
     process = worker.process
     prepared.stop_draining()
     early, channel = prepared.setup_messages, prepared.channel
+    waited = time.monotonic()
     observations.references.extend(prepared.loaded())  # the keeper is idle from here until the first trial
+    observations.phase_seconds["keeper_wait"] = round(time.monotonic() - waited, 3)
     worker.send({"baseline": True})
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()

@@ -7,6 +7,8 @@ it (`copied`): what the judge compares is the judge's own copy, which no code of
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import stat
 from dataclasses import dataclass
@@ -47,6 +49,10 @@ class SharedOutput:
     shape: tuple[int, ...]
     stride: tuple[int, ...]
     dtype: str
+    digest: str = ""
+    """A file's SHA-256, taken as it was written and sent in the signed message: the candidate's code can
+    rewrite the file before the judge reads it, not the digest. (Device memory is copied by the judge
+    while the worker waits, from a snapshot whose address the candidate never learns.)"""
 
 
 def span_bytes(shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> int:
@@ -66,8 +72,9 @@ def share(tensor: torch.Tensor, scratch: Path, name: str) -> SharedOutput:
         return SharedOutput(handle, offset, nbytes, shape, stride, dtype)
     storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())
     offset = tensor.storage_offset() * tensor.element_size()
-    storage[offset:offset + nbytes].numpy().tofile(scratch / name)
-    return SharedOutput(name, 0, nbytes, shape, stride, dtype)
+    data = storage[offset:offset + nbytes].numpy()
+    data.tofile(scratch / name)
+    return SharedOutput(name, 0, nbytes, shape, stride, dtype, hashlib.sha256(data).hexdigest())
 
 
 def copied(shared: SharedOutput, scratch: Path, device: torch.device) -> torch.Tensor:
@@ -96,4 +103,6 @@ def copied(shared: SharedOutput, scratch: Path, device: torch.device) -> torch.T
         path.unlink(missing_ok=True)
     if len(data) != nbytes:
         raise ValueError(f"{len(data)} bytes in {shared.handle}, {nbytes} described")
+    if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), shared.digest):
+        raise ValueError(f"{shared.handle} changed after the worker shared it")
     return torch.frombuffer(data, dtype=torch.uint8).view(dtype).as_strided(shared.shape, shared.stride).contiguous()

@@ -56,6 +56,10 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/legit_preallocated_output": PASS,
     # an honest kernel whose import SIGSTOPs every ancestor: the sandbox keeps the judge out of reach
     "cpu/stop_the_judge.py": PASS,
+    # ... and SIGSTOPs every process it can see: the judge's reference keeper is out of reach too
+    "cpu/stop_the_keeper.py": PASS,
+    # the shared output's file rewritten with the right answer by a thread, after forward returned a wrong one
+    "cpu/rewrite_shared_output.py": ("extra_threads", WRONG),
     # 1. the output is never written (on a recycling allocator: the reference's freed answer)
     "cpu/unwritten_output": "uninitialized_output",
     # 3. caching keyed on the input's address, or on the first call
