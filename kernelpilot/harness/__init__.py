@@ -12,8 +12,9 @@ everything that goes wrong with the candidate itself (build, crash, timeout, wro
 is a verdict with reward −1.
 
 A caller that evaluates one candidate after another (a session, a bench task) prepares the next judge
-ahead, while the agent thinks: `prepared = prepare_judge(task, options)` (a worker that starts and makes the
-references), then `evaluate(..., prepared=prepared)`, and `prepared.discard()` for one that was never used.
+ahead, while the agent thinks: `prepared = prepare_judge(task, options)` (a worker that starts and loads
+the task, and the judge's reference keeper, which builds the task's model and checks it), then
+`evaluate(..., prepared=prepared)`, and `prepared.discard()` for one that was never used.
 """
 
 from kernelpilot.harness.evaluation import evaluate
