@@ -51,8 +51,7 @@ _UNSHARE_FORMS = (
 
 def _confinement(writable: Iterable[Path], read_only: Iterable[Path], proc_read_only: bool = True) -> str:
     """A shell script for a fresh mount namespace that makes what bwrap's binds make: every mount
-    read-only (/proc too) but /dev (less /dev/shm, where other evaluations keep their scratch) and /sys,
-    `writable` bound back writable and `read_only` inside it
+    read-only (/proc too) but /dev and /sys, a fresh /dev/shm, `writable` bound back writable and `read_only` inside it
     read-only again. Then it drops every capability before running the command, so that the
     candidate (root in the namespace, or root outright on a GPU machine) cannot remount."""
     def binds(paths: Iterable[Path], mode: str) -> list[str]:
@@ -66,9 +65,11 @@ def _confinement(writable: Iterable[Path], read_only: Iterable[Path], proc_read_
         *(["mount -o remount,bind,ro /proc"] if proc_read_only else []),  # no write to /proc/PID/mem
         "awk '{print $5}' /proc/self/mountinfo | while read -r m; do",
         '  m=$(printf %b "$m")',
-        '  case "$m" in /dev/shm) ;; /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
+        '  case "$m" in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac',
         '  mount -o remount,bind,ro "$m"',
         "done",
+        # a /dev/shm of its own, as bwrap's --tmpfs: torch's shared memory works, other evaluations' is out of sight
+        "if [ -d /dev/shm ]; then mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /dev/shm; fi",
         *binds(writable, "rw"),
         *binds(read_only, "ro"),
         'cd "$PWD" || true',  # the working directory again, through the mounts just made (a writable one, say)

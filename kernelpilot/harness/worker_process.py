@@ -22,7 +22,7 @@ from kernelpilot.harness.keeper_process import KeeperProcess, start_keeper
 from kernelpilot.harness.output_tail import OutputTail
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import EvalOptions
-from kernelpilot.harness.sandbox import sandboxed, scrubbed_env
+from kernelpilot.harness.sandbox import isolation_kind, sandboxed, scrubbed_env
 
 WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
 """Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch."""
@@ -33,7 +33,10 @@ COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", 
 
 
 def scratch_parent() -> str | None:
-    """Shared memory when there is room: reference answers and outputs pass through here."""
+    """Shared memory when there is room (CPU outputs pass through here), unless the sandbox mounts a /dev/shm
+    of its own over it (`unshare`: bwrap binds the scratch folder from outside)."""
+    if isolation_kind().startswith("unshare"):
+        return None
     try:
         usage = shutil.disk_usage("/dev/shm")
     except OSError:
