@@ -136,6 +136,7 @@ def main() -> None:
             table.add_row(name, f"{cold_s:.1f}", f"{warm_s:.1f}", f"{gpu_s:.1f}", f"{warm_s - gpu_s:.1f}", verdict,
                           phases)
             rows.append({"task": name, "cold_s": cold_s, "warm_s": warm_s, "task_gpu_s": gpu_s, "verdict": verdict,
+                         "error": warm["error"],
                          "outside_clock": warm["protocol"].get("outside_clock"),
                          "phase_seconds": warm["protocol"]["phase_seconds"], "times_ms": warm["times_ms"]})
             Console().print(f"{name}: cold {cold_s:.1f} s, warm {warm_s:.1f} s, task GPU {gpu_s:.1f} s, {verdict}")

@@ -39,18 +39,30 @@ def _check(status: int, call: str) -> None:
         raise CudaIpcError(f"{call} failed: {(name.value or b'?').decode()} ({status})")
 
 
-def export(pointer: int, nbytes: int) -> tuple[str, int]:
-    """(the handle of the allocation that holds `nbytes` from device address `pointer`, hex; the pointer's
-    offset in it). Raises CudaIpcError where the driver will not share the memory (a pool's, a virtual
-    mapping's)."""
-    base, size = ctypes.c_uint64(), ctypes.c_size_t()
-    _check(_driver().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(pointer)),
-           "cuMemGetAddressRange")
-    if pointer + nbytes > base.value + size.value:
-        raise CudaIpcError("the tensor reaches past its allocation")
-    handle = _Handle()
-    _check(_driver().cuIpcGetMemHandle(ctypes.byref(handle), base), "cuIpcGetMemHandle")
-    return ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES).hex(), pointer - base.value
+class DeviceBuffer:
+    """Device memory of the harness's own, from the driver, apart from torch's caching allocator: no block the
+    candidate's later calls are given was ever exported (an exported allocation stays marked for the life of
+    the process), and the handle reaches this buffer alone. Freed once the importer has copied it."""
+
+    def __init__(self, nbytes: int) -> None:
+        pointer = ctypes.c_uint64()
+        _check(_driver().cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
+        self.pointer, self.nbytes = pointer.value, nbytes
+
+    def view(self, dtype: torch.dtype, shape: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
+        raw = torch.as_tensor(_DeviceBytes(self.pointer, self.nbytes), device="cuda")
+        return raw.view(dtype).as_strided(shape, stride)
+
+    def export(self) -> str:
+        """The buffer's IPC handle, hex."""
+        handle = _Handle()
+        _check(_driver().cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(self.pointer)), "cuIpcGetMemHandle")
+        return ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES).hex()
+
+    def free(self) -> None:
+        if self.pointer:
+            _check(_driver().cuMemFree_v2(ctypes.c_uint64(self.pointer)), "cuMemFree")
+            self.pointer = 0
 
 
 class _DeviceBytes:

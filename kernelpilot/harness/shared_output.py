@@ -1,8 +1,9 @@
 """A candidate's output on its way to the judge, without a trip through the message channel: on CUDA the
 driver's IPC handle of the device memory that holds it, on the CPU a file in the worker's scratch folder.
 
-The worker shares a snapshot it took on the stream forward ran on, and keeps it until the judge has copied
-it (`copied`): what the judge compares is the judge's own copy, which no code of the candidate's can reach.
+The worker shares a snapshot it took on the stream forward ran on (`Snapshot`), and keeps it until the judge
+has copied it (`copied`): what the judge compares is the judge's own copy, which no code of the candidate's
+can reach.
 """
 
 from __future__ import annotations
@@ -62,14 +63,38 @@ def span_bytes(shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -
     return (sum((size - 1) * step for size, step in zip(shape, stride)) + 1) * itemsize
 
 
-def share(tensor: torch.Tensor, scratch: Path, name: str) -> SharedOutput:
-    """`tensor` (a snapshot the caller keeps alive until the judge has copied it) shared with the judge."""
+@dataclass
+class Snapshot:
+    """An output's values as forward left them on its stream, in memory of the harness's own."""
+
+    tensor: torch.Tensor
+    buffer: cuda_ipc.DeviceBuffer | None = None
+    """On CUDA: the driver's memory the tensor lies in."""
+
+    def release(self) -> None:
+        if self.buffer is not None:
+            self.buffer.free()
+
+
+def take_snapshot(output: torch.Tensor) -> Snapshot:
+    """A copy of `output` in the same layout, queued on the current stream: work the candidate left running on
+    another stream is not waited for."""
+    if not output.is_cuda:
+        return Snapshot(output.detach().clone())
+    buffer = cuda_ipc.DeviceBuffer(span_bytes(tuple(output.shape), tuple(output.stride()), output.element_size()))
+    view = buffer.view(output.dtype, tuple(output.shape), tuple(output.stride()))
+    view.copy_(output.detach())
+    return Snapshot(view, buffer)
+
+
+def share(snapshot: Snapshot, scratch: Path, name: str) -> SharedOutput:
+    """`snapshot` (kept until the judge has copied it) shared with the judge."""
+    tensor = snapshot.tensor
     shape, stride = tuple(tensor.shape), tuple(tensor.stride())
     nbytes = span_bytes(shape, stride, tensor.element_size())
     dtype = str(tensor.dtype).removeprefix("torch.")
-    if tensor.is_cuda:
-        handle, offset = cuda_ipc.export(tensor.data_ptr(), nbytes) if nbytes else ("", 0)
-        return SharedOutput(handle, offset, nbytes, shape, stride, dtype)
+    if snapshot.buffer is not None:
+        return SharedOutput(snapshot.buffer.export() if nbytes else "", 0, nbytes, shape, stride, dtype)
     storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())
     offset = tensor.storage_offset() * tensor.element_size()
     data = storage[offset:offset + nbytes].numpy()

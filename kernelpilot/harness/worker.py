@@ -46,7 +46,7 @@ from kernelpilot.harness.messages import (
     Trial,
 )
 from kernelpilot.harness.protocol import CHECK_SAMPLES
-from kernelpilot.harness.shared_output import SharedOutput, share
+from kernelpilot.harness.shared_output import SharedOutput, Snapshot, share, take_snapshot
 from kernelpilot.harness.task import as_outputs, checksum, import_file, load_task_module, made_on, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 
@@ -86,15 +86,6 @@ def refill(buffers: list[object], fresh: list[object]) -> list[object]:
         else:
             refilled.append(new)
     return refilled
-
-
-def snapshot(outputs: list[object]) -> list[torch.Tensor | None]:
-    """Copies of the outputs made on the current stream, before any device-wide synchronize, in the same layout.
-
-    Work the candidate left running on another stream is then not finished when its answer is taken.
-    Subclassed outputs are never touched: touching them would run their code.
-    """
-    return [out.detach().clone() if type(out) is torch.Tensor else None for out in outputs]
 
 
 def compiled_extensions(objects: list[object]) -> frozenset[str]:
@@ -281,7 +272,8 @@ class Worker:
                 outputs = as_outputs(self.model(*inputs))
             modes_active = guards.modes_left_active()
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
-            snapshots = snapshot(outputs)
+            snapshots = [take_snapshot(out) if type(out) is torch.Tensor else None for out in outputs]  # subclassed
+            # outputs are never touched: touching them would run their code
             synchronize(self.device)
             # not on a profiled call: the profiler's own threads work as it stops (CUPTI's buffer flush);
             # the verify trials watch for offloaded work
@@ -314,20 +306,16 @@ class Worker:
                          if v - launches_before.get(k, 0)},
         }
 
-    def share(self, index: int, output: torch.Tensor) -> SharedOutput:
-        """An output's snapshot shared with the judge; where the driver will not share the memory it lies in
-        (a pool's), a copy in memory of the harness's own."""
-        name = f"out-{time.monotonic_ns()}-{index}.bin"
-        try:
-            return share(output, Path(self.job["scratch"]), name)
-        except RuntimeError:
-            owned = torch.empty_strided(output.shape, output.stride(), dtype=output.dtype, device=output.device)
-            self.shared_snapshots.append(owned.copy_(output))
-            return share(owned, Path(self.job["scratch"]), name)
+    def share(self, index: int, snapshot: Snapshot) -> SharedOutput:
+        return share(snapshot, Path(self.job["scratch"]), f"out-{time.monotonic_ns()}-{index}.bin")
 
     def judged(self) -> None:
         """Wait until the judge has copied the shared outputs, then let them go."""
         sys.stdin.readline()
+        synchronize(self.device)
+        for snapshot in self.shared_snapshots:
+            if snapshot is not None:
+                snapshot.release()
         self.shared_snapshots = []
 
     def _activities(self) -> list:

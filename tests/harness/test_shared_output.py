@@ -6,23 +6,22 @@ from dataclasses import replace
 import pytest
 import torch
 
-from kernelpilot.harness.shared_output import copied, share
+from kernelpilot.harness.shared_output import copied, share, take_snapshot
 
 CPU = torch.device("cpu")
 
 
 def test_the_keeper_gets_the_values_and_the_layout_the_worker_shared(tmp_path):
-    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
-    transposed = base.t()[1:]  # strided, offset into its storage
-    shared = share(transposed, tmp_path, "out-1-0.bin")
-    assert (shared.shape, shared.stride) == ((5, 4), (1, 6))
+    transposed = torch.arange(24, dtype=torch.float32).reshape(4, 6).t()  # column-major, as eager may lay it out
+    shared = share(take_snapshot(transposed), tmp_path, "out-1-0.bin")
+    assert (shared.shape, shared.stride) == ((6, 4), (1, 6))
     got = copied(shared, tmp_path, CPU)
     assert torch.equal(got, transposed) and got.is_contiguous()
     assert not (tmp_path / "out-1-0.bin").exists()  # read once, then gone
 
 
 def test_a_file_rewritten_after_it_was_shared_is_refused(tmp_path):
-    shared = share(torch.zeros(1000), tmp_path, "out-2-0.bin")
+    shared = share(take_snapshot(torch.zeros(1000)), tmp_path, "out-2-0.bin")
     torch.ones(1000).numpy().tofile(tmp_path / "out-2-0.bin")
     with pytest.raises(ValueError, match="changed after the worker shared it"):
         copied(shared, tmp_path, CPU)
@@ -30,7 +29,7 @@ def test_a_file_rewritten_after_it_was_shared_is_refused(tmp_path):
 
 def test_a_link_in_place_of_the_file_is_never_followed(tmp_path):
     answer = torch.randn(256)
-    shared = share(answer, tmp_path, "out-3-0.bin")
+    shared = share(take_snapshot(answer), tmp_path, "out-3-0.bin")
     os.replace(tmp_path / "out-3-0.bin", tmp_path / "elsewhere.bin")
     (tmp_path / "out-3-0.bin").symlink_to(tmp_path / "elsewhere.bin")
     with pytest.raises(OSError):
@@ -40,6 +39,6 @@ def test_a_link_in_place_of_the_file_is_never_followed(tmp_path):
 @pytest.mark.parametrize("change", [{"nbytes": 8}, {"handle": "../out-4-0.bin"}, {"dtype": "not_a_dtype"},
                                     {"stride": (-1,)}])
 def test_a_description_that_does_not_fit_its_layout_is_refused(tmp_path, change):
-    shared = share(torch.randn(64), tmp_path, "out-4-0.bin")
+    shared = share(take_snapshot(torch.randn(64)), tmp_path, "out-4-0.bin")
     with pytest.raises(ValueError):
         copied(replace(shared, **change), tmp_path, CPU)
