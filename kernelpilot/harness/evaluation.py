@@ -228,8 +228,17 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     # message is read and deleted
                 case Imported():
                     worker.send(_candidate_job(run))
-                case Trial() | PostCheck():  # compared: the worker may let its outputs go
+                case Phase(name="verify") if phase == "verify":
+                    _answer_ahead(prepared, run.seeds["verify_seeds"], 0)
+                case Trial():  # compared: the worker may let its outputs go
                     worker.send({})
+                    _answer_ahead(prepared, run.seeds["verify_seeds"], len(observations.trials))
+                case PostCheck():
+                    worker.send({})
+                    if len(observations.post_checks) >= len(run.seeds["post_seeds"]):
+                        process.stdin.close()
+                    else:
+                        _answer_ahead(prepared, run.seeds["post_seeds"], len(observations.post_checks))
                 case Ready():  # CPU only
                     observations.go(phase, message, guards.cpu_time(python_pid) if python_pid else None)
                     worker.send({})
@@ -240,8 +249,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     worker.send(observations.answer_timed_run(phase, message, received.received_at,
                                                               run.seeds["check_seeds"]))
                     observations.answered_timed_run(phase, time.perf_counter())
-                case Timing():
-                    process.stdin.close()
+                case Timing():  # the timing is over: the keeper may work beside the worker again
+                    _answer_ahead(prepared, run.seeds["post_seeds"], 0)
     finally:
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
@@ -258,6 +267,13 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
+
+
+def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None:
+    """Have the keeper make the answer for the `index`th of `seeds` while the worker runs that call (never while
+    anything is timed): it is ready when the call's outputs arrive."""
+    if index < len(seeds):
+        prepared.answer_ahead(seeds[index])
 
 
 def _inspect_worker(root: int, observations: Observations, phase: str) -> None:

@@ -64,6 +64,13 @@ class Loaded:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """Make the reference answer for `seed` now (no reply): a call of the candidate's for it comes next."""
+
+    seed: int
+
+
+@dataclass(frozen=True)
 class Check:
     """Hold `call` to the reference for its seed; its outputs wait in `scratch` or behind CUDA IPC handles."""
 
@@ -104,6 +111,8 @@ class Keeper:
     def __init__(self, device: str) -> None:
         self.device = device
         self.tol: float | None = None
+        self.ready: dict[int, Answer] = {}
+        """Answers made ahead (`Prepare`), by seed: one at a time."""
 
     def load(self, request: Load) -> Loaded:
         task_path = Path(request.task_path)
@@ -163,8 +172,15 @@ class Keeper:
                 raise TaskError(f"task {Path(self.task.__file__).name} is non-deterministic: output {i} differs "
                                 "between two runs on the same inputs")
 
+    def prepare(self, request: Prepare) -> None:
+        self.ready = {}  # never more than one seed's tensors held
+        try:
+            self.ready[request.seed] = self.answer(request.seed)
+        except Exception:  # made again, and its error told, when the call for it is checked
+            pass
+
     def check(self, request: Check) -> Checked:
-        answer = self.answer(request.call.seed)
+        answer = self.ready.pop(request.call.seed, None) or self.answer(request.call.seed)
         device = torch.device(self.device, 0) if self.device == "cuda" else torch.device("cpu")
         verdict = check_call(request.call, answer, self.device, self.tol,
                              lambda shared: copied(shared, Path(request.scratch), device))
@@ -174,6 +190,8 @@ class Keeper:
         match request:
             case Load():
                 return self.load(request)
+            case Prepare():
+                return self.prepare(request)
             case Check():
                 return self.check(request)
         return KeeperError(f"unknown request {type(request).__name__}")
@@ -199,6 +217,7 @@ def main() -> None:
             reply = Loaded([], str(error)) if isinstance(request, Load) else KeeperError(str(error))
         except Exception as error:
             reply = KeeperError(f"{type(error).__name__}: {error}\n{traceback.format_exc()[-3000:]}")
-        replies.write(frame(reply))
-        replies.flush()
+        if reply is not None:
+            replies.write(frame(reply))
+            replies.flush()
     os._exit(0)

@@ -26,7 +26,7 @@ from kernelpilot.errors import TaskError, UsageError
 from kernelpilot.harness import baselines
 from kernelpilot.harness.channel import ParentChannel, Received
 from kernelpilot.harness.judge import check_task
-from kernelpilot.harness.keeper import Check, Checked, Load, Loaded
+from kernelpilot.harness.keeper import Check, Checked, Load, Loaded, Prepare
 from kernelpilot.harness.messages import Done, Failed, Observed, TaskInfo
 from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.protocol import (
@@ -107,6 +107,10 @@ class PreparedJudge:
         if self._loaded.problem:
             raise TaskError(self._loaded.problem)
         return self._loaded.references
+
+    def answer_ahead(self, seed: int) -> None:
+        """Let the keeper make `seed`'s reference answer now, for a call of the candidate's still to come."""
+        self.worker.keeper.send(Prepare(seed))
 
     def compare(self, call: Observed) -> tuple[CallCheck, Reference]:
         """The keeper's verdict on one of the candidate's calls, and its reference for the call's seed."""
