@@ -42,7 +42,7 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
-from kernelpilot.session.store import CandidateRecord, best_of
+from kernelpilot.session.store import FINISHED, CandidateRecord, best_of
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
@@ -519,16 +519,28 @@ def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDri
     """Open the session before the screen does, so that a user error is one line on the terminal,
     not a crash inside the app; its events reach the app once it runs."""
     app: KernelpilotApp | None = None
-    driver = open_session(lambda event: app._deliver(event))
+    ended: list[str] = []
+
+    def deliver(event: SessionEvent) -> None:
+        if isinstance(event, SessionEnded):
+            ended.append(event.reason)
+        app._deliver(event)
+
+    driver = open_session(deliver)
     app = KernelpilotApp(lambda deliver: driver, read_only=read_only)
     app.run()
     mid_step = not read_only and not app.session_done.wait(QUIT_GRACE_S)
-    sys.stdout.write(resume_hint(driver.session_id, mid_step))
+    sys.stdout.write(resume_hint(driver.session_id, mid_step, finished=ended[-1:] == [FINISHED]))
     return app.return_code or 0
 
 
-def resume_hint(session_id: str, mid_step: bool) -> str:
-    """Printed as the app exits: the session's id is what every way back to it takes."""
+def resume_hint(session_id: str, mid_step: bool, finished: bool = False) -> str:
+    """Printed as the app exits: the session's id is what every way back to it takes. A finished session
+    (the agent said done) is not offered `--resume`, which would only print its summary."""
+    if finished:
+        return (f"kernelpilot: session {session_id} finished\n"
+                f"  kernelpilot sessions show {session_id}   reviews it\n"
+                f"  kernelpilot sessions export {session_id}   writes its best candidate\n")
     return (f"kernelpilot: session {session_id} {'left mid-step' if mid_step else 'saved'}\n"
             f"  kernelpilot optimize --resume {session_id}   continues it\n"
             f"  kernelpilot sessions show {session_id}   reviews it\n")

@@ -329,6 +329,28 @@ def test_quitting_prints_the_session_id_and_how_to_come_back(project, monkeypatc
     ]
 
 
+
+def test_quitting_a_finished_session_offers_review_and_export_not_resume(project, monkeypatch, capsys):
+    """`--resume` of a session the agent ended with done only prints its summary: not a way back worth offering."""
+    session = ScriptedSession(lambda event: None, script(str(project)))
+
+    def open_session(on_event):
+        session.on_event = on_event
+        return session
+
+    def run(app):
+        session.run()
+        app.session_done.set()
+
+    monkeypatch.setattr(KernelpilotApp, "run", run)
+    monkeypatch.setattr(KernelpilotApp, "_deliver", lambda app, event: None)
+    _run_app(open_session, read_only=False)
+    assert capsys.readouterr().out.splitlines() == [
+        "kernelpilot: session s-test finished",
+        "  kernelpilot sessions show s-test   reviews it",
+        "  kernelpilot sessions export s-test   writes its best candidate",
+    ]
+
 async def test_space_chooses_a_hunk_as_soon_as_the_diff_is_shown(project):
     app, _ = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
