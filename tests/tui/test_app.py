@@ -236,6 +236,25 @@ async def test_tool_calls_stay_folded_until_clicked_or_opened_with_enter(project
         assert "wrote 9 lines" in transcript_lines(app)
 
 
+
+async def test_a_history_arriving_at_once_shows_its_end_at_80_by_24_until_the_user_scrolls_up(project):
+    """As on `--resume`: the whole log arrives while the panes take their widths."""
+    *events, ended = script(str(project))
+    for number in range(60):
+        events += [ToolCall(turn=1, call_id=f"r{number}", name="read", arguments={"path": f"f{number}.py"}, ts=0.0),
+                   ToolResult(turn=1, call_id=f"r{number}", name="read", output="...", ts=0.0)]
+    app, _ = make_app(project, events=[*events, ended])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.2)
+        transcript = app.query_one(Transcript)
+        assert transcript.max_scroll_y > 0 and transcript.is_vertical_scroll_end
+        assert "session ended: done" in transcript_lines(app)
+        transcript.scroll_home(animate=False, immediate=True)
+        transcript.add_note("one more line")
+        await pilot.pause(0.2)
+        assert transcript.scroll_y == 0, "reading back up is not interrupted by what arrives"
+
 async def test_tool_calls_written_as_text_show_folded_not_as_json(project):
     """Models without native tool calling write calls as fenced JSON; once the turn ends the prose
     stays and the call shows folded, like a native one."""
