@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import shlex
+import subprocess
 import sys
 import threading
 from collections import deque
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -46,6 +48,7 @@ from kernelpilot.session.store import FINISHED, CandidateRecord, best_of
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
+from kernelpilot.tui.editor import editor_command
 from kernelpilot.tui.messages import (
     CandidateLoaded,
     SessionEventsWaiting,
@@ -71,7 +74,7 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
          "build": "Build log", "gpu": "GPU"}
 """Tab id suffix → title, in tab order (keys 1–6)."""
 
-LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "focus_steer", "steer_ended"}
+LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "focus_steer", "steer_ended", "edit"}
 """What a read-only session (`sessions show`) does not offer."""
 
 AGENT_ACTIONS = {"pause", "stop", "focus_steer", "steer_ended"}
@@ -103,6 +106,8 @@ class KernelpilotApp(App[int]):
                 tooltip="diff against the accepted state, the previous or the best candidate"),
         Binding("f", "toggle_form", "Form", id="accept_form",
                 tooltip="accept as a workspace folder or as one KernelBench-style file"),
+        Binding("e", "edit", "Edit", id="edit",
+                tooltip="open model_new.py and kernels/ in your $VISUAL or $EDITOR: each save is evaluated"),
         Binding("i", "focus_steer", "Steer", id="steer", tooltip="type a message for the agent's next turn"),
         Binding("i", "steer_ended", show=False, id="steer",
                 tooltip="the session has ended: what you type stays in the steering box, away from the keys"),
@@ -268,10 +273,12 @@ class KernelpilotApp(App[int]):
             self._show_status()
 
     def _show_status(self) -> None:
-        """The status line (turn, cost, state), and the footer's bindings, which depend on the state.
-        Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
+        """The status line (turn and cost, or manual mode's saves; the state), and the footer's bindings, which
+        depend on the state. Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
         state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        status = f"turn {self.turns} · ${self.cost_usd:.2f} · {state}"
+        progress = (f"manual · {len(self.query_one(CandidatesTable).results)} saves" if self.manual
+                    else f"turn {self.turns} · ${self.cost_usd:.2f}")
+        status = f"{progress} · {state}"
         if status != self._shown_status:
             self._shown_status = status
             self.query_one("#status", Static).update(status, layout=False)
@@ -400,6 +407,8 @@ class KernelpilotApp(App[int]):
                 return bool(self.project and self.project.history) or None
             case "pause" | "stop" | "focus_steer":
                 return self.running
+            case "edit":
+                return (self.running or None) if self.manual else False
             case "steer_ended":
                 return not self.running
         return True
@@ -474,6 +483,21 @@ class KernelpilotApp(App[int]):
         self.query_one(TabbedContent).active = f"tab-{view}"
         if view == "diff":
             self.query_one("#hunks").focus()
+
+    def action_edit(self) -> None:
+        """The app steps aside for the editor and comes back when it exits; each save is evaluated meanwhile, as
+        from an editor in another terminal."""
+        workspace = self.driver.workspace_dir
+        command = editor_command(workspace)
+        try:
+            with self.suspend():
+                subprocess.run(command, cwd=workspace, check=False)
+        except SuspendNotSupported:
+            self.notify(f"this terminal cannot hand over to an editor: in {workspace}, run {shlex.join(command)}",
+                        title="edit")
+        except OSError as error:
+            self.notify(f"{command[0]}: {error.strerror} (set $VISUAL or $EDITOR)", title="edit failed",
+                        severity="error")
 
     def action_focus_candidates(self) -> None:
         self.query_one(CandidatesTable).focus()

@@ -291,6 +291,37 @@ async def test_manual_mode_says_where_to_edit_and_shows_failed_saves(project):
         assert app.focused is app.query_one(CandidatesTable)
 
 
+
+async def test_manual_mode_offers_the_editor_while_it_runs_and_an_agent_session_does_not(project, monkeypatch):
+    """Under a pilot the app cannot hand the terminal over, and says what it would have run."""
+    started = SessionStarted(session_id="s-test", task_path=str(project), task_sha256="0" * 64, skill="cpu",
+                             model="manual", sampling={}, device="cpu", ts=0.0)
+    monkeypatch.setenv("EDITOR", "my-editor --wait")
+    monkeypatch.delenv("VISUAL", raising=False)
+    saving = threading.Event()
+
+    class Watching(ScriptedSession):
+        def run(self) -> str:
+            super().run()
+            saving.wait()  # manual mode runs until the user stops it
+            return "interrupted"
+
+    app = KernelpilotApp(lambda on_event: Watching(on_event, [started]), task_path=project, gpu_interval=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert app.running and "e" in footer_keys(app)
+        assert str(app.query_one("#status").content) == "manual · 0 saves · running", "no turns, no cost"
+        await pilot.press("e")
+        await pilot.pause(0.1)
+        said = [n.message for n in app._notifications if n.title == "edit"]
+        assert said == ["this terminal cannot hand over to an editor: in workspace, run my-editor --wait model_new.py"]
+        saving.set()
+        await settle(pilot)
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "e" not in footer_keys(app) and not app.check_action("edit", ())
+
 async def test_steering_goes_to_a_running_session_only(project):
     started = threading.Event()
     app, sessions = make_app(project, started=started)
