@@ -63,6 +63,7 @@ from kernelpilot.tui.widgets.diff_view import DiffView
 from kernelpilot.tui.widgets.footer import KeyFooter
 from kernelpilot.tui.widgets.gpu_panel import GpuPanel
 from kernelpilot.tui.widgets.kernel_view import KernelView
+from kernelpilot.tui.widgets.steer import SteerInput
 from kernelpilot.tui.widgets.timing import TimingView
 from kernelpilot.tui.widgets.transcript import Transcript
 
@@ -155,8 +156,8 @@ class KernelpilotApp(App[int]):
             with Vertical(id="left"):
                 yield Static(id="status")
                 yield Transcript(id="transcript")
-                yield Input(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
-                            disabled=self.read_only)
+                yield SteerInput(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
+                                 disabled=self.read_only)
             with Vertical(id="right"):
                 yield CandidatesTable(id="candidates")
                 with TabbedContent(id="views"):

@@ -504,6 +504,12 @@ async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
         keys = [key for key in app.query(FooterKey)]
         assert [key.key for key in keys] == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
         assert max(key.region.right for key in keys) <= 80, "the running session's keys all fit"
+        await pilot.press("i")
+        await pilot.pause()
+        assert footer_keys(app) == ["enter", "escape"], "typing in the steering box: how to send, how to leave"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert footer_keys(app) == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
         started.set()
         await settle(pilot)
         table = app.query_one(CandidatesTable)
