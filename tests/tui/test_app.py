@@ -521,3 +521,9 @@ async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
         await settle(pilot)
         report = text_of(app, "#correctness-report")
         assert "┃ output 0" in report and "│ mismatched" in report, "one column per output, its fields down the side"
+        await select(pilot, 4)
+        await pilot.press("5")
+        await settle(pilot)
+        log = app.query_one(CompileLog)
+        assert max(strip.cell_length for strip in log.lines) <= log.scrollable_content_region.width, "wrapped, not cut"
+        assert "error: expected ';' before 'for'" in " ".join(strip.text.strip() for strip in log.lines)
