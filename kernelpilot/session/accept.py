@@ -207,6 +207,9 @@ class Project:
         chosen = tuple(chosen_hunks or ())
         accepted = apply_hunks(self.accepted_files, files, chosen) if chosen else dict(files)
         evaluated = accepted == files
+        if form == "single" and "model_new.py" in files and "model_new.py" not in accepted:
+            raise SessionError("the chosen hunks leave out model_new.py, which the single file is made of: "
+                               "choose its hunks too, or accept in the workspace form")
         targets = destinations(self.task_path, accepted, form)
         stale = {p for done in self.history[-1:] for p in done.previous if p not in targets}
         previous = {path: _read(path) for path in sorted(targets.keys() | stale)}

@@ -90,6 +90,15 @@ def test_a_partial_accept_is_committed_as_not_evaluated(repo: git.Repo):
     assert whole.evaluated and "status: correct, reward 2" in repo.commit(whole.commit).message
 
 
+
+def test_chosen_hunks_without_the_model_are_no_single_file(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    with pytest.raises(SessionError, match="the chosen hunks leave out model_new.py"):
+        project.accept(3, {"model_new.py": MODEL, "kernels/k.cu": KERNEL}, RESULT, form="single",
+                       chosen_hunks=["kernels/k.cu#0"])
+    assert not project.history and not (root / "model_new.py").exists()
+
 def test_accept_leaves_the_users_other_staged_work_alone(repo: git.Repo):
     root = Path(repo.working_tree_dir)
     (root / "notes.txt").write_text("mine\n")
