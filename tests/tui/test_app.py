@@ -517,6 +517,8 @@ async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
         assert widths <= table.scrollable_content_region.width
         assert [str(column.label) for column in table.columns.values()] == ["#", "status", "eager", "compile", "R", ""]
         assert str(table.get_cell("3", "reward")) == "+3" and str(table.get_cell("3", "mark")) == "★ "
+        title = str(app.query_one("#diff-title").content)
+        assert "space chooses" in title and len(title) <= app.query_one("#diff-title").content_region.width, title
         await pilot.press("3")
         await settle(pilot)
         report = text_of(app, "#correctness-report")
