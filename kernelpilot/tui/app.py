@@ -439,8 +439,8 @@ class KernelpilotApp(App[int]):
         what = "" if done.evaluated else " (chosen hunks: not evaluated)"
         where = (f"; committed {done.commit[:8]} on branch {done.branch}, your checked-out branch is unchanged"
                  if done.commit else "")
-        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{what}{where}",
-                    title=f"accepted candidate {candidate_id}")
+        self.notify(f"wrote {_where_written(written, self.project.task_path.parent)} next to "
+                    f"{self.project.task_path.name}{what}{where}", title=f"accepted candidate {candidate_id}")
         self._show_diff()
         self.refresh_bindings()
 
@@ -538,6 +538,15 @@ class KernelpilotApp(App[int]):
         if self.running and self.driver is not None:
             self.driver.stop()
         self.exit(0)
+
+
+def _where_written(paths: list[str], folder: Path) -> str:
+    """What an accept wrote, as the user finds it next to their model: `model_new.py`, or
+    `model_kernelpilot/ (2 files)`."""
+    tops = sorted({Path(path).relative_to(folder).parts[0] + ("/" if Path(path).parent != folder else "")
+                   for path in paths})
+    count = f" ({len(paths)} files)" if len(paths) > len(tops) else ""
+    return ", ".join(tops) + count if tops else "nothing"
 
 
 def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDriver], read_only: bool) -> int:

@@ -152,6 +152,9 @@ async def test_accept_writes_the_candidate_and_commits_it(project):
     commit = repo.heads["kernelpilot/s-test"].commit
     assert "accept candidate 3" in commit.message and "reward 3" in commit.message
     assert sessions[0].decisions[0][:2] == ("accept", 3)
+    said = [n.message for n in app._notifications if n.title == "accepted candidate 3"]
+    assert said[0].startswith("wrote model_kernelpilot/ (2 files) next to model.py; committed "), said
+    assert said[0].endswith(" on branch kernelpilot/s-test, your checked-out branch is unchanged")
 
 
 async def test_a_failed_accept_is_said_in_one_notification_and_the_app_goes_on(project):
