@@ -505,7 +505,7 @@ class SessionController:
         with self._lock:
             candidate_id = len(self._candidates) + 1
             if self._unevaluated_head():
-                commit = self._workspace.repo.head.commit.hexsha
+                commit = self._workspace.head_sha()
             else:
                 commit = self._workspace.snapshot(f"candidate {candidate_id}")
         folder = candidate_dir(self.session_dir, candidate_id)
@@ -530,9 +530,8 @@ class SessionController:
     def _unevaluated_head(self) -> bool:
         """The workspace's last commit is the next candidate's, which a kill kept from its verdict, and nothing
         changed since: it is evaluated as it is, not committed twice."""
-        repo = self._workspace.repo
-        return (repo.head.commit.message.strip() == f"candidate {len(self._candidates) + 1}"
-                and not repo.is_dirty(untracked_files=True))
+        return (self._workspace.head_message().strip() == f"candidate {len(self._candidates) + 1}"
+                and not self._workspace.repo.is_dirty(untracked_files=True))
 
     def _manual_loop(self) -> str:
         started = time.monotonic()

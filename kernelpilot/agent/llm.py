@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,12 +131,31 @@ def _retry_policy(litellm) -> Any:
                                ContentPolicyViolationErrorRetries=0, DefaultRetries=NUM_RETRIES)
 
 
-def _one_line(error: Exception) -> str:
-    """`error` as one line: litellm's class prefixes dropped, the status and provider named."""
+def _one_line(error: Exception, api_base: str | None = None) -> str:
+    """`error` as one line: litellm's class prefixes dropped, the status and provider named. A server never
+    reached is said so, with the address tried and the system's reason: litellm reports it as a 500
+    "Connection error." that no server sent."""
+    provider = getattr(error, "llm_provider", None)
+    if (unreached := _connection_failure(error)) is not None:
+        where = api_base or f"{provider or 'the provider'}'s server"
+        return f"APIConnectionError{f' ({provider})' if provider else ''}: cannot reach {where}: {unreached}"
     text = " ".join(str(getattr(error, "message", None) or error).split())
     status = getattr(error, "status_code", None)
-    origin = ", ".join(str(part) for part in (status, getattr(error, "llm_provider", None)) if part)
+    origin = ", ".join(str(part) for part in (status, provider) if part)
     return f"{type(error).__name__}{f' ({origin})' if origin else ''}: {_LITELLM_PREFIX.sub('', text)}"
+
+
+def _connection_failure(error: BaseException) -> str | None:
+    """The system's words where `error` comes of a connection that could not be made (refused, reset, a name
+    that does not resolve), found down its chain of causes; None otherwise (a timeout too: the server may be busy)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, (ConnectionError, socket.gaierror)):
+            return str(cause)
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _refuses_tools(error: Exception) -> bool:
@@ -193,7 +213,7 @@ class LiteLLMClient:
         try:
             return self._complete(litellm, messages, tools, on_delta)
         except tuple(litellm.LITELLM_EXCEPTION_TYPES) as error:
-            raise ProviderError(_one_line(error)) from error
+            raise ProviderError(_one_line(error, self.options.get("api_base"))) from error
 
     def _complete(self, litellm, messages: list[dict], tools: list[dict] | None, on_delta: DeltaSink) -> Reply:
         if tools and self.native_tools:

@@ -20,12 +20,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import git
+
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult, format_speedup
 from kernelpilot.harness import standalone_kernels
 
 FORMS = ("workspace", "single")
 CONTEXT_LINES = 3
+STAND_IN_IDENTITY = {"GIT_AUTHOR_NAME": "kernelpilot", "GIT_AUTHOR_EMAIL": "kernelpilot@localhost",
+                     "GIT_COMMITTER_NAME": "kernelpilot", "GIT_COMMITTER_EMAIL": "kernelpilot@localhost"}
+"""Who signs an accept's commit where git knows no user (no `user.email`, no host name to make one from)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,9 @@ class Project:
         chosen = tuple(chosen_hunks or ())
         accepted = apply_hunks(self.accepted_files, files, chosen) if chosen else dict(files)
         evaluated = accepted == files
+        if form == "single" and "model_new.py" in files and "model_new.py" not in accepted:
+            raise SessionError("the chosen hunks leave out model_new.py, which the single file is made of: "
+                               "choose its hunks too, or accept in the workspace form")
         targets = destinations(self.task_path, accepted, form)
         stale = {p for done in self.history[-1:] for p in done.previous if p not in targets}
         previous = {path: _read(path) for path in sorted(targets.keys() | stale)}
@@ -217,7 +225,12 @@ class Project:
         elif result is not None:
             message += "\n\n" + evaluation_summary(result)
         repo = self._repo()
-        commit = _commit_on_branch(repo, self.branch, list(previous), message) if repo is not None else None
+        try:
+            commit = _commit_on_branch(repo, self.branch, list(previous), message) if repo is not None else None
+        except git.GitCommandError as error:
+            self._restore(previous)
+            raise SessionError(f"accept not committed on {self.branch}, so nothing was written: "
+                               f"{_git_reason(error)}") from None
         acceptance = Acceptance(candidate_id, accepted, previous, commit, self.branch if repo else None, chosen,
                                 evaluated)
         self.history.append(acceptance)
@@ -228,17 +241,20 @@ class Project:
         if not self.history:
             raise SessionError("nothing to undo")
         last = self.history.pop()
-        for path, code in last.previous.items():
-            if code is None:
-                self._remove(path)
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(code)
+        self._restore(last.previous)
         repo = self._repo()
         if repo is not None:
             _commit_on_branch(repo, self.branch, list(last.previous),
                               f"kernelpilot: undo accept of candidate {last.candidate_id}")
         return last
+
+    def _restore(self, previous: dict[Path, str | None]) -> None:
+        for path, code in previous.items():
+            if code is None:
+                self._remove(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(code)
 
     def _remove(self, path: Path) -> None:
         """Delete a file an accept wrote, and the folders that held only it (never the task's own folder)."""
@@ -249,8 +265,6 @@ class Project:
             folder.rmdir()
 
     def _repo(self):
-        import git
-
         try:
             return git.Repo(self.task_path.parent, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -259,6 +273,19 @@ class Project:
 
 def _read(path: Path) -> str | None:
     return path.read_text() if path.exists() else None
+
+
+def _git_reason(error: git.GitCommandError) -> str:
+    """git's own reason (its `fatal:` / `error:` line), not GitPython's account of the command."""
+    lines = [line.strip(" '").removeprefix("stderr: '") for line in str(error.stderr).splitlines() if line.strip(" '")]
+    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
+
+
+def _identity(repo) -> dict[str, str]:
+    """The user's own identity where git has one; else kernelpilot's (as in its workspaces): an accept should not
+    fail where git was never told who commits."""
+    known = all(repo.git.var(name, with_exceptions=False) for name in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"))
+    return {} if known else STAND_IN_IDENTITY
 
 
 def _commit_on_branch(repo, branch: str, paths: list[Path], message: str) -> str | None:
@@ -278,7 +305,8 @@ def _commit_on_branch(repo, branch: str, paths: list[Path], message: str) -> str
         tree = repo.git.write_tree()
     if parent and repo.commit(parent).tree.hexsha == tree:
         return None
-    commit = repo.git.commit_tree(tree, *(("-p", parent) if parent else ()), "-m", message)
+    with repo.git.custom_environment(**_identity(repo)):
+        commit = repo.git.commit_tree(tree, *(("-p", parent) if parent else ()), "-m", message)
     repo.git.update_ref("-m", message.splitlines()[0], ref, commit, tip or "")
     if not repo.head.is_detached and repo.head.is_valid() and repo.active_branch.name == branch:
         repo.git.update_index("--add", "--remove", "--", *relative)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import git
@@ -32,6 +33,10 @@ def is_candidate_path(path: str) -> bool:
 class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
+        # Held while reading git objects: GitPython reads them through one persistent `git cat-file` per
+        # repository, and two threads asking at once (the app loading a candidate while the agent's evaluation
+        # exports one) get each other's answers ("Odd-length string", "Invalid tree entry mode").
+        self._objects = threading.Lock()
         try:
             self.repo = git.Repo(root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -72,19 +77,28 @@ class Workspace:
         """Commit the workspace as it is now (even unchanged: each evaluation is its own candidate)."""
         self.repo.git.add("-A")
         self.repo.git.commit("--allow-empty", "-m", message)
-        return self.repo.head.commit.hexsha
+        return self.head_sha()
 
     def attach_result(self, commit: str, result: EvalResult) -> None:
         self.repo.git.notes("add", "-f", "-m", json.dumps(result.to_json(), indent=1, default=str), commit)
 
+    def head_sha(self) -> str:
+        with self._objects:
+            return self.repo.head.commit.hexsha
+
+    def head_message(self) -> str:
+        with self._objects:
+            return self.repo.head.commit.message
+
     def files_at(self, commit: str) -> dict[str, str]:
         """`model_new.py` and `kernels/*` at `commit`, by workspace-relative path."""
-        try:
-            tree = self.repo.commit(commit).tree
-        except (ValueError, git.BadName) as error:
-            raise SessionError(f"no commit {commit} in {self.root}") from error
-        return {blob.path: blob.data_stream.read().decode("utf-8", errors="replace")
-                for blob in tree.traverse() if blob.type == "blob" and is_candidate_path(blob.path)}
+        with self._objects:
+            try:
+                tree = self.repo.commit(commit).tree
+            except (ValueError, git.BadName) as error:
+                raise SessionError(f"no commit {commit} in {self.root}") from error
+            return {blob.path: blob.data_stream.read().decode("utf-8", errors="replace")
+                    for blob in tree.traverse() if blob.type == "blob" and is_candidate_path(blob.path)}
 
     def diff(self, old_commit: str | None, new_commit: str) -> str:
         """Unified diff of the candidate files between two commits (None: the initial workspace)."""

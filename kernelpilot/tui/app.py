@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import shlex
+import subprocess
 import sys
 import threading
 from collections import deque
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -42,10 +44,11 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
-from kernelpilot.session.store import CandidateRecord, best_of
+from kernelpilot.session.store import FINISHED, CandidateRecord, best_of
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
+from kernelpilot.tui.editor import editor_command
 from kernelpilot.tui.messages import (
     CandidateLoaded,
     SessionEventsWaiting,
@@ -60,6 +63,7 @@ from kernelpilot.tui.widgets.diff_view import DiffView
 from kernelpilot.tui.widgets.footer import KeyFooter
 from kernelpilot.tui.widgets.gpu_panel import GpuPanel
 from kernelpilot.tui.widgets.kernel_view import KernelView
+from kernelpilot.tui.widgets.steer import SteerInput
 from kernelpilot.tui.widgets.timing import TimingView
 from kernelpilot.tui.widgets.transcript import Transcript
 
@@ -71,7 +75,7 @@ VIEWS = {"diff": "Diff", "kernel": "Kernel", "correctness": "Correctness", "timi
          "build": "Build log", "gpu": "GPU"}
 """Tab id suffix → title, in tab order (keys 1–6)."""
 
-LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "focus_steer", "steer_ended"}
+LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "focus_steer", "steer_ended", "edit"}
 """What a read-only session (`sessions show`) does not offer."""
 
 AGENT_ACTIONS = {"pause", "stop", "focus_steer", "steer_ended"}
@@ -103,6 +107,8 @@ class KernelpilotApp(App[int]):
                 tooltip="diff against the accepted state, the previous or the best candidate"),
         Binding("f", "toggle_form", "Form", id="accept_form",
                 tooltip="accept as a workspace folder or as one KernelBench-style file"),
+        Binding("e", "edit", "Edit", id="edit",
+                tooltip="open model_new.py and kernels/ in your $VISUAL or $EDITOR: each save is evaluated"),
         Binding("i", "focus_steer", "Steer", id="steer", tooltip="type a message for the agent's next turn"),
         Binding("i", "steer_ended", show=False, id="steer",
                 tooltip="the session has ended: what you type stays in the steering box, away from the keys"),
@@ -150,8 +156,8 @@ class KernelpilotApp(App[int]):
             with Vertical(id="left"):
                 yield Static(id="status")
                 yield Transcript(id="transcript")
-                yield Input(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
-                            disabled=self.read_only)
+                yield SteerInput(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
+                                 disabled=self.read_only)
             with Vertical(id="right"):
                 yield CandidatesTable(id="candidates")
                 with TabbedContent(id="views"):
@@ -268,10 +274,12 @@ class KernelpilotApp(App[int]):
             self._show_status()
 
     def _show_status(self) -> None:
-        """The status line (turn, cost, state), and the footer's bindings, which depend on the state.
-        Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
+        """The status line (turn and cost, or manual mode's saves; the state), and the footer's bindings, which
+        depend on the state. Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
         state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        status = f"turn {self.turns} · ${self.cost_usd:.2f} · {state}"
+        progress = (f"manual · {len(self.query_one(CandidatesTable).results)} saves" if self.manual
+                    else f"turn {self.turns} · ${self.cost_usd:.2f}")
+        status = f"{progress} · {state}"
         if status != self._shown_status:
             self._shown_status = status
             self.query_one("#status", Static).update(status, layout=False)
@@ -400,6 +408,8 @@ class KernelpilotApp(App[int]):
                 return bool(self.project and self.project.history) or None
             case "pause" | "stop" | "focus_steer":
                 return self.running
+            case "edit":
+                return (self.running or None) if self.manual else False
             case "steer_ended":
                 return not self.running
         return True
@@ -429,8 +439,8 @@ class KernelpilotApp(App[int]):
         what = "" if done.evaluated else " (chosen hunks: not evaluated)"
         where = (f"; committed {done.commit[:8]} on branch {done.branch}, your checked-out branch is unchanged"
                  if done.commit else "")
-        self.notify(f"wrote {len(written)} file(s) next to {self.project.task_path.name}{what}{where}",
-                    title=f"accepted candidate {candidate_id}")
+        self.notify(f"wrote {_where_written(written, self.project.task_path.parent)} next to "
+                    f"{self.project.task_path.name}{what}{where}", title=f"accepted candidate {candidate_id}")
         self._show_diff()
         self.refresh_bindings()
 
@@ -475,6 +485,21 @@ class KernelpilotApp(App[int]):
         if view == "diff":
             self.query_one("#hunks").focus()
 
+    def action_edit(self) -> None:
+        """The app steps aside for the editor and comes back when it exits; each save is evaluated meanwhile, as
+        from an editor in another terminal."""
+        workspace = self.driver.workspace_dir
+        command = editor_command(workspace)
+        try:
+            with self.suspend():
+                subprocess.run(command, cwd=workspace, check=False)
+        except SuspendNotSupported:
+            self.notify(f"this terminal cannot hand over to an editor: in {workspace}, run {shlex.join(command)}",
+                        title="edit")
+        except OSError as error:
+            self.notify(f"{command[0]}: {error.strerror} (set $VISUAL or $EDITOR)", title="edit failed",
+                        severity="error")
+
     def action_focus_candidates(self) -> None:
         self.query_one(CandidatesTable).focus()
 
@@ -515,20 +540,41 @@ class KernelpilotApp(App[int]):
         self.exit(0)
 
 
+def _where_written(paths: list[str], folder: Path) -> str:
+    """What an accept wrote, as the user finds it next to their model: `model_new.py`, or
+    `model_kernelpilot/ (2 files)`."""
+    tops = sorted({Path(path).relative_to(folder).parts[0] + ("/" if Path(path).parent != folder else "")
+                   for path in paths})
+    count = f" ({len(paths)} files)" if len(paths) > len(tops) else ""
+    return ", ".join(tops) + count if tops else "nothing"
+
+
 def _run_app(open_session: Callable[[Callable[[SessionEvent], None]], SessionDriver], read_only: bool) -> int:
     """Open the session before the screen does, so that a user error is one line on the terminal,
     not a crash inside the app; its events reach the app once it runs."""
     app: KernelpilotApp | None = None
-    driver = open_session(lambda event: app._deliver(event))
+    ended: list[str] = []
+
+    def deliver(event: SessionEvent) -> None:
+        if isinstance(event, SessionEnded):
+            ended.append(event.reason)
+        app._deliver(event)
+
+    driver = open_session(deliver)
     app = KernelpilotApp(lambda deliver: driver, read_only=read_only)
     app.run()
     mid_step = not read_only and not app.session_done.wait(QUIT_GRACE_S)
-    sys.stdout.write(resume_hint(driver.session_id, mid_step))
+    sys.stdout.write(resume_hint(driver.session_id, mid_step, finished=ended[-1:] == [FINISHED]))
     return app.return_code or 0
 
 
-def resume_hint(session_id: str, mid_step: bool) -> str:
-    """Printed as the app exits: the session's id is what every way back to it takes."""
+def resume_hint(session_id: str, mid_step: bool, finished: bool = False) -> str:
+    """Printed as the app exits: the session's id is what every way back to it takes. A finished session
+    (the agent said done) is not offered `--resume`, which would only print its summary."""
+    if finished:
+        return (f"kernelpilot: session {session_id} finished\n"
+                f"  kernelpilot sessions show {session_id}   reviews it\n"
+                f"  kernelpilot sessions export {session_id}   writes its best candidate\n")
     return (f"kernelpilot: session {session_id} {'left mid-step' if mid_step else 'saved'}\n"
             f"  kernelpilot optimize --resume {session_id}   continues it\n"
             f"  kernelpilot sessions show {session_id}   reviews it\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import threading
 
 import pytest
 
@@ -49,6 +50,34 @@ def test_candidates_are_commits_with_results_and_diffs(workspace):
     assert "+v = 1" in ws.diff(None, second) and "notes.md" not in ws.diff(None, second)
     assert ws.snapshot("candidate 3") != second, "re-evaluating unchanged files is still its own candidate"
 
+
+
+def test_threads_reading_candidates_at_once_each_get_their_own_files(workspace):
+    """The app loads the selected candidate's files while the agent's evaluation exports the next one."""
+    ws, _ = workspace
+    (ws.root / "model_new.py").write_text("v = 1\n" * 200)
+    for number in range(5):
+        (ws.root / "kernels" / f"k{number}.cpp").write_text(f"int a{number};\n" * 300)
+    first = ws.snapshot("candidate 1")
+    (ws.root / "kernels" / "k0.cpp").write_text("int b;\n")
+    second = ws.snapshot("candidate 2")
+    expected = {commit: ws.files_at(commit) for commit in (first, second)}
+    errors: list[Exception] = []
+
+    def read(commit: str) -> None:
+        try:
+            for _ in range(100):
+                assert ws.files_at(commit) == expected[commit]
+                assert ws.head_message().strip() == "candidate 2"
+        except Exception as error:  # noqa: BLE001 - collected for the assertion below
+            errors.append(error)
+
+    readers = [threading.Thread(target=read, args=(commit,)) for commit in (first, second, first)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    assert errors == []
 
 def test_best_is_the_fastest_correct_clean_candidate():
     def record(i, correct, vs_compile):

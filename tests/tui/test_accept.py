@@ -8,6 +8,7 @@ from pathlib import Path
 import git
 import pytest
 
+from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
 from kernelpilot.session.accept import Project, apply_hunks, hunks, single_file
 
@@ -89,6 +90,15 @@ def test_a_partial_accept_is_committed_as_not_evaluated(repo: git.Repo):
     assert whole.evaluated and "status: correct, reward 2" in repo.commit(whole.commit).message
 
 
+
+def test_chosen_hunks_without_the_model_are_no_single_file(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    with pytest.raises(SessionError, match="the chosen hunks leave out model_new.py"):
+        project.accept(3, {"model_new.py": MODEL, "kernels/k.cu": KERNEL}, RESULT, form="single",
+                       chosen_hunks=["kernels/k.cu#0"])
+    assert not project.history and not (root / "model_new.py").exists()
+
 def test_accept_leaves_the_users_other_staged_work_alone(repo: git.Repo):
     root = Path(repo.working_tree_dir)
     (root / "notes.txt").write_text("mine\n")
@@ -113,6 +123,35 @@ def test_undo_restores_the_tree_and_records_a_commit(repo: git.Repo):
     assert repo.active_branch.name == "main"
     assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout == ""
 
+
+
+def test_accept_commits_where_git_knows_no_user(tmp_path: Path, monkeypatch):
+    """A fresh machine: no ~/.gitconfig, no user.email, a host name git cannot make an address from."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name, value in {"HOME": str(home), "XDG_CONFIG_HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
+                        "EMAIL": ""}.items():
+        monkeypatch.setenv(name, value)
+    repo = git.Repo.init(tmp_path / "project", initial_branch="main")
+    root = Path(repo.working_tree_dir)
+    (root / "model.py").write_text("# task\n")
+    done = Project(root / "model.py", "s1").accept(1, {"model_new.py": PLAIN}, RESULT, form="single")
+    assert repo.heads["kernelpilot/s1"].commit.hexsha == done.commit
+    assert repo.active_branch.name == "main" and not repo.head.is_valid(), "HEAD stays unborn"
+
+
+def test_an_accept_that_cannot_be_committed_writes_nothing_and_says_why_in_one_line(repo: git.Repo):
+    root = Path(repo.working_tree_dir)
+    project = Project(root / "model.py", "s1")
+    project.accept(1, {"model_new.py": MODEL}, RESULT)
+    (Path(repo.git_dir) / "refs" / "heads" / "kernelpilot" / "s1.lock").write_text("")  # another git at work
+    with pytest.raises(SessionError) as raised:
+        project.accept(2, {"model_new.py": MODEL + "# faster\n", "kernels/k.cu": KERNEL}, RESULT)
+    assert "\n" not in str(raised.value) and "kernelpilot/s1" in str(raised.value), str(raised.value)
+    assert "lock" in str(raised.value)
+    assert (root / "model_kernelpilot" / "model_new.py").read_text() == MODEL
+    assert not (root / "model_kernelpilot" / "kernels").exists()
+    assert [done.candidate_id for done in project.history] == [1]
 
 def test_accept_outside_git_only_writes_files(tmp_path: Path):
     (tmp_path / "model.py").write_text("# task\n")

@@ -152,6 +152,9 @@ async def test_accept_writes_the_candidate_and_commits_it(project):
     commit = repo.heads["kernelpilot/s-test"].commit
     assert "accept candidate 3" in commit.message and "reward 3" in commit.message
     assert sessions[0].decisions[0][:2] == ("accept", 3)
+    said = [n.message for n in app._notifications if n.title == "accepted candidate 3"]
+    assert said[0].startswith("wrote model_kernelpilot/ (2 files) next to model.py; committed "), said
+    assert said[0].endswith(" on branch kernelpilot/s-test, your checked-out branch is unchanged")
 
 
 async def test_a_failed_accept_is_said_in_one_notification_and_the_app_goes_on(project):
@@ -236,6 +239,25 @@ async def test_tool_calls_stay_folded_until_clicked_or_opened_with_enter(project
         assert "wrote 9 lines" in transcript_lines(app)
 
 
+
+async def test_a_history_arriving_at_once_shows_its_end_at_80_by_24_until_the_user_scrolls_up(project):
+    """As on `--resume`: the whole log arrives while the panes take their widths."""
+    *events, ended = script(str(project))
+    for number in range(60):
+        events += [ToolCall(turn=1, call_id=f"r{number}", name="read", arguments={"path": f"f{number}.py"}, ts=0.0),
+                   ToolResult(turn=1, call_id=f"r{number}", name="read", output="...", ts=0.0)]
+    app, _ = make_app(project, events=[*events, ended])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.2)
+        transcript = app.query_one(Transcript)
+        assert transcript.max_scroll_y > 0 and transcript.is_vertical_scroll_end
+        assert "session ended: done" in transcript_lines(app)
+        transcript.scroll_home(animate=False, immediate=True)
+        transcript.add_note("one more line")
+        await pilot.pause(0.2)
+        assert transcript.scroll_y == 0, "reading back up is not interrupted by what arrives"
+
 async def test_tool_calls_written_as_text_show_folded_not_as_json(project):
     """Models without native tool calling write calls as fenced JSON; once the turn ends the prose
     stays and the call shows folded, like a native one."""
@@ -271,6 +293,37 @@ async def test_manual_mode_says_where_to_edit_and_shows_failed_saves(project):
         await pilot.press("i", "p", "x")
         assert app.focused is app.query_one(CandidatesTable)
 
+
+
+async def test_manual_mode_offers_the_editor_while_it_runs_and_an_agent_session_does_not(project, monkeypatch):
+    """Under a pilot the app cannot hand the terminal over, and says what it would have run."""
+    started = SessionStarted(session_id="s-test", task_path=str(project), task_sha256="0" * 64, skill="cpu",
+                             model="manual", sampling={}, device="cpu", ts=0.0)
+    monkeypatch.setenv("EDITOR", "my-editor --wait")
+    monkeypatch.delenv("VISUAL", raising=False)
+    saving = threading.Event()
+
+    class Watching(ScriptedSession):
+        def run(self) -> str:
+            super().run()
+            saving.wait()  # manual mode runs until the user stops it
+            return "interrupted"
+
+    app = KernelpilotApp(lambda on_event: Watching(on_event, [started]), task_path=project, gpu_interval=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert app.running and "e" in footer_keys(app)
+        assert str(app.query_one("#status").content) == "manual · 0 saves · running", "no turns, no cost"
+        await pilot.press("e")
+        await pilot.pause(0.1)
+        said = [n.message for n in app._notifications if n.title == "edit"]
+        assert said == ["this terminal cannot hand over to an editor: in workspace, run my-editor --wait model_new.py"]
+        saving.set()
+        await settle(pilot)
+    app, _ = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "e" not in footer_keys(app) and not app.check_action("edit", ())
 
 async def test_steering_goes_to_a_running_session_only(project):
     started = threading.Event()
@@ -328,6 +381,28 @@ def test_quitting_prints_the_session_id_and_how_to_come_back(project, monkeypatc
         "  kernelpilot sessions show s-test   reviews it",
     ]
 
+
+
+def test_quitting_a_finished_session_offers_review_and_export_not_resume(project, monkeypatch, capsys):
+    """`--resume` of a session the agent ended with done only prints its summary: not a way back worth offering."""
+    session = ScriptedSession(lambda event: None, script(str(project)))
+
+    def open_session(on_event):
+        session.on_event = on_event
+        return session
+
+    def run(app):
+        session.run()
+        app.session_done.set()
+
+    monkeypatch.setattr(KernelpilotApp, "run", run)
+    monkeypatch.setattr(KernelpilotApp, "_deliver", lambda app, event: None)
+    _run_app(open_session, read_only=False)
+    assert capsys.readouterr().out.splitlines() == [
+        "kernelpilot: session s-test finished",
+        "  kernelpilot sessions show s-test   reviews it",
+        "  kernelpilot sessions export s-test   writes its best candidate",
+    ]
 
 async def test_space_chooses_a_hunk_as_soon_as_the_diff_is_shown(project):
     app, _ = make_app(project)
@@ -432,6 +507,12 @@ async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
         keys = [key for key in app.query(FooterKey)]
         assert [key.key for key in keys] == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
         assert max(key.region.right for key in keys) <= 80, "the running session's keys all fit"
+        await pilot.press("i")
+        await pilot.pause()
+        assert footer_keys(app) == ["enter", "escape"], "typing in the steering box: how to send, how to leave"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert footer_keys(app) == ["a", "r", "u", "d", "f", "i", "p", "x", "q"]
         started.set()
         await settle(pilot)
         table = app.query_one(CandidatesTable)
@@ -439,7 +520,15 @@ async def test_an_80_by_24_terminal_shows_every_column_and_key(project):
         assert widths <= table.scrollable_content_region.width
         assert [str(column.label) for column in table.columns.values()] == ["#", "status", "eager", "compile", "R", ""]
         assert str(table.get_cell("3", "reward")) == "+3" and str(table.get_cell("3", "mark")) == "★ "
+        title = str(app.query_one("#diff-title").content)
+        assert "space chooses" in title and len(title) <= app.query_one("#diff-title").content_region.width, title
         await pilot.press("3")
         await settle(pilot)
         report = text_of(app, "#correctness-report")
         assert "┃ output 0" in report and "│ mismatched" in report, "one column per output, its fields down the side"
+        await select(pilot, 4)
+        await pilot.press("5")
+        await settle(pilot)
+        log = app.query_one(CompileLog)
+        assert max(strip.cell_length for strip in log.lines) <= log.scrollable_content_region.width, "wrapped, not cut"
+        assert "error: expected ';' before 'for'" in " ".join(strip.text.strip() for strip in log.lines)

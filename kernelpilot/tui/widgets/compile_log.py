@@ -21,8 +21,12 @@ def linked(line: str) -> Text:
 
 
 class CompileLog(RichLog):
+    MIN_WIDTH = 20
+    """Lines wrap at the pane's width down to this (RichLog's own minimum, 78, cut a compiler's error messages
+    past the right edge of an 80-column terminal's pane)."""
+
     def __init__(self, **kwargs) -> None:
-        super().__init__(wrap=True, markup=False, highlight=False, **kwargs)
+        super().__init__(wrap=True, markup=False, highlight=False, min_width=self.MIN_WIDTH, **kwargs)
         self.candidate_id: int | None = None
 
     def add_line(self, candidate_id: int, line: str) -> None:

@@ -156,7 +156,7 @@ class DiffView(Vertical):
         self.query_one(HunkList).show(found, strips, choosing)
         title = f"vs {BASE_LABELS[base]}: {len(found)} hunk{'s' * (len(found) != 1)}"
         if choosing and found:
-            title += " (space chooses hunks; accept takes the chosen ones, or all)"
+            title += " · space chooses"  # fits an 80-column terminal's pane; accept takes the chosen, or all
         if self.files and not found:
             title += " (identical)"
         self.query_one("#diff-title", Label).update(title, layout=False)

@@ -87,6 +87,10 @@ class Transcript(ScrollView, can_focus=True):
         self._pending_user: list[str] = []
         self.selected: Entry | None = None
         self._flush_scheduled = False
+        self._follow = True
+        """New lines scroll into view until the user scrolls up, and again once they are back at the end. Kept
+        apart from where the view is, which a relayout moves: a resumed session's history, laid out at one width
+        and again at the next, left the view at its top."""
 
     # What the session says.
 
@@ -155,10 +159,11 @@ class Transcript(ScrollView, can_focus=True):
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        follow = self.is_vertical_scroll_end
         self._lay_out()
-        if follow:
-            self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._follow = self.is_vertical_scroll_end
 
     def _lay_out(self) -> None:
         """Place every entry where the last one ended, measuring those that changed."""
@@ -174,6 +179,13 @@ class Transcript(ScrollView, can_focus=True):
             self._starts.append(line)
             line += entry.height
         resize_content(self, Size(width, line))
+        if self._follow:
+            self.call_after_refresh(self._keep_following)
+
+    def _keep_following(self) -> None:
+        """Once the new size is in place; unless the user moved away meanwhile."""
+        if self._follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def _measure(self, entry: Entry) -> int:
         if entry.kind == "tool" and not entry.expanded:
