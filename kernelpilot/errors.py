@@ -19,3 +19,9 @@ class CandidateError(KernelpilotError):
 
 class SessionError(KernelpilotError):
     """A session that cannot be found, resumed or exported."""
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line of at most 2000 characters: its type and its message."""
+    text = f"{type(error).__name__}: {error}".strip()
+    return " ".join(text.split())[:2000]

@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import torch
 
-from kernelpilot.errors import TaskError
+from kernelpilot.errors import TaskError, one_line
 from kernelpilot.harness import guards
 from kernelpilot.harness.messages import Observed
 from kernelpilot.harness.shared_output import copied
@@ -117,17 +117,18 @@ class Keeper:
     def load(self, request: Load) -> Loaded:
         task_path = Path(request.task_path)
         self.tol = request.tol
-        self.task = load_task_module(task_path)
-        init_inputs = self.task.get_init_inputs()
-        # as constructed (training mode unless the task says otherwise), as KernelBench runs it
-        self.model = made_on(self.device, request.init_seed, lambda: self.task.Model(*init_inputs)).to(self.device)
-        self.model64 = copy.deepcopy(self.model).to(torch.float64)
-        answers = []
         try:
-            for i, seed in enumerate(request.probe_seeds):
-                answers.append(self.answer(seed, check_deterministic=i == 0))
+            self.task = load_task_module(task_path)
+            init_inputs = self.task.get_init_inputs()
+            # as constructed (training mode unless the task says otherwise), as KernelBench runs it
+            self.model = made_on(self.device, request.init_seed,
+                                 lambda: self.task.Model(*init_inputs)).to(self.device)
+            self.model64 = copy.deepcopy(self.model).to(torch.float64)
+            answers = [self.answer(seed, check_deterministic=i == 0) for i, seed in enumerate(request.probe_seeds)]
         except TaskError as error:
-            return Loaded([], str(error))
+            return Loaded([], str(error) if str(error).startswith("task ") else f"task {task_path.name}: {error}")
+        except Exception as error:  # the task's own code raised
+            return Loaded([], f"task {task_path.name}: {one_line(error)}")
         problem = degenerate_reason(answers, self.tol)
         if problem:
             problem = (f"degenerate task {task_path.name}: {problem}; a trivial answer would pass, so it cannot "
@@ -213,6 +214,8 @@ def main() -> None:
             break
         try:
             reply = keeper.handle(request)
+            if device == "cuda":
+                torch.cuda.empty_cache()  # what this request used goes back to the device, for the worker
         except TaskError as error:
             reply = Loaded([], str(error)) if isinstance(request, Load) else KeeperError(str(error))
         except Exception as error:

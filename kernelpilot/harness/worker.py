@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.manual_seed & co, which the guards watch
 
-from kernelpilot.errors import TaskError
+from kernelpilot.errors import TaskError, one_line
 from kernelpilot.harness import guards, kernels, reach, timing
 from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
@@ -102,11 +102,6 @@ def compiled_extensions(objects: list[object]) -> frozenset[str]:
 def synchronize(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
-
-
-def one_line(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}".strip()
-    return " ".join(text.split())[:2000]
 
 
 class Worker:
