@@ -12,6 +12,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernelpilot.harness.keeper import FRAME_HEADER, KEEPER_ENTRY, KeeperError, frame
@@ -70,18 +71,23 @@ class KeeperProcess:
         return f"the judge's reference keeper {how} (status {self.process.returncode})" + (f":\n{tail}" if tail else "")
 
     def stop(self) -> None:
-        if self.process.stdin and not self.process.stdin.closed:
-            try:
-                self.process.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        finish(self.process, self.process.kill)
         self.process.stdout.close()
         self.stderr.join(timeout=2)
+
+
+def finish(process: subprocess.Popen, kill: Callable[[], None]) -> None:
+    """Close `process`'s stdin, its word to finish, and wait for it; `kill` it if it has not within 5 s."""
+    if process.stdin is not None and not process.stdin.closed:
+        try:
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        kill()
+        process.wait()
 
 
 def start_keeper(env: dict[str, str], device: str) -> KeeperProcess:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelpilot.harness import guards
-from kernelpilot.harness.keeper_process import KeeperProcess, start_keeper
+from kernelpilot.harness.keeper_process import KeeperProcess, finish, start_keeper
 from kernelpilot.harness.output_tail import OutputTail
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.protocol import EvalOptions
@@ -143,19 +143,14 @@ def stop_worker(worker: StartedWorker) -> None:
     """The worker and its keeper ended (the worker at once if it still runs) and its channel closed; its
     scratch folder stays, for the verdict to read."""
     worker.keeper.stop()
-    if worker.process.stdin is not None and not worker.process.stdin.closed:
-        try:
-            worker.process.stdin.close()
-        except BrokenPipeError:
-            pass
-    try:
-        worker.process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
+
+    def kill() -> None:
         try:
             os.killpg(worker.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        worker.process.wait()
+
+    finish(worker.process, kill)
     try:
         os.close(worker.channel_read_fd)
     except OSError:
