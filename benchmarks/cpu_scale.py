@@ -28,7 +28,7 @@ from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 CANDIDATE = ROOT / "tests" / "harness" / "cases" / "fused"
-PHASES = ("start", "setup", "baseline", "import", "verify", "profile")
+PHASES = ("keeper_wait", "start", "setup", "baseline", "import", "verify", "profile")
 TASK = '''"""relu(x + bias) * scale on a {mb} MB output."""
 
 import torch
