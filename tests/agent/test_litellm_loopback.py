@@ -171,7 +171,8 @@ def test_a_refused_connection_is_retried_then_named_in_one_line(one_retry):
     message = str(raised.value)
     assert message.startswith(f"APIConnectionError (openai): cannot reach {api_base}: [Errno ")
     assert message.endswith("] Connection refused") and "\n" not in message
-    assert "500" not in message, "no server answered, with a 500 or otherwise"
+    assert "(500)" not in message and "Connection error." not in message, \
+        "no server answered, with a 500 or otherwise"  # (the port itself may hold the digits 500)
 
 
 def test_a_server_that_refuses_tools_gets_the_text_protocol_from_then_on(server):
