@@ -1,12 +1,15 @@
 """An output on its way from the worker to the judge's keeper (CPU: a file in the scratch folder)."""
 
+import json
 import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
 import torch
 
-from kernelpilot.harness.shared_output import copied, share, take_snapshot
+from kernelpilot.harness.shared_output import SharedOutput, copied, share, take_snapshot
 
 CPU = torch.device("cpu")
 
@@ -42,3 +45,31 @@ def test_a_description_that_does_not_fit_its_layout_is_refused(tmp_path, change)
     shared = share(take_snapshot(torch.randn(64)), tmp_path, "out-4-0.bin")
     with pytest.raises(ValueError):
         copied(replace(shared, **change), tmp_path, CPU)
+
+
+EXPORTER = r"""
+import dataclasses, json, sys
+import torch
+from kernelpilot.harness.shared_output import share, take_snapshot
+base = torch.randn(64, 96, device="cuda")
+snapshot = take_snapshot(base.t()[3:])  # strided, as eager may lay an output out
+print(json.dumps([dataclasses.asdict(share(snapshot, None, "unused")), float(snapshot.tensor.double().sum())]),
+      flush=True)
+sys.stdin.readline()  # kept until the importer has copied it, as the worker keeps it until the judge's word
+snapshot.release()
+"""
+
+
+@pytest.mark.gpu
+def test_a_cuda_output_reaches_another_process_by_ipc_and_is_copied_out(tmp_path):
+    exporter = subprocess.Popen([sys.executable, "-c", EXPORTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+    try:
+        described, total = json.loads(exporter.stdout.readline())
+        shared = SharedOutput(**{**described, "shape": tuple(described["shape"]),
+                                 "stride": tuple(described["stride"])})
+        got = copied(shared, tmp_path, torch.device("cuda", 0))
+    finally:
+        exporter.communicate("\n", timeout=60)
+    assert got.shape == (93, 64) and got.is_contiguous() and got.device.type == "cuda"
+    assert abs(float(got.double().sum()) - total) <= 1e-6 * max(1.0, abs(total))
