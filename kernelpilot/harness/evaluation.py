@@ -87,7 +87,7 @@ def evaluate(task: str | Path, candidate: str | Path, options: EvalOptions = Eva
 def _evaluate(run: Run, prepared: PreparedJudge, original_task: Path, log: LogSink) -> EvalResult:
     options = run.options
     observations = Observations(sources=candidate_sources(run.candidate), timed_runs=options.timed_runs,
-                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=options.device, tol=options.tol,
+                                clock_calibration_runs=CLOCK_CALIBRATION_RUNS,
                                 held_seeds=frozenset(run.seeds["verify_seeds"] + run.seeds["post_seeds"]),
                                 compare=prepared.compare)
     if run.candidate.kernels_dir is not None:

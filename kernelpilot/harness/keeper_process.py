@@ -27,7 +27,6 @@ class KeeperFailure(RuntimeError):
 class KeeperProcess:
     process: subprocess.Popen
     stderr: OutputTail
-    device: str
     _buffer: bytes = b""
 
     def send(self, request: object) -> None:
@@ -98,4 +97,4 @@ def start_keeper(env: dict[str, str], device: str) -> KeeperProcess:
                                start_new_session=True)
     stderr = OutputTail(process.stderr)
     stderr.start()
-    return KeeperProcess(process, stderr, device)
+    return KeeperProcess(process, stderr)

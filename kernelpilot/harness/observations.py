@@ -2,7 +2,8 @@
 phase that may send it, and what the parent saw itself (its own clocks, /proc).
 
 Baseline timings are accepted only before the candidate's code was imported, so nothing the candidate runs
-can rewrite them; references never come from the worker at all (the judge's keeper makes them). Messages the worker sends once are taken once: a second one
+can rewrite them; references never come from the worker (the judge's keeper makes them). Messages the
+worker sends once are taken once: a second one
 was forged by code in the candidate.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from kernelpilot.harness.channel import Received
 from kernelpilot.harness.guards import CpuTime
@@ -38,10 +38,6 @@ from kernelpilot.harness.messages import (
 from kernelpilot.harness.protocol import PHASES
 from kernelpilot.harness.timing import Samples
 from kernelpilot.harness.verify import CallCheck, Reference
-
-
-ObservedCall = TypeVar("ObservedCall", Trial, PostCheck)
-
 
 TRUSTED_PHASES = frozenset({"start", "setup", "baseline"})
 """Phases before the candidate's import: no code of the candidate's has run in the worker yet."""
@@ -117,8 +113,6 @@ class Observations:
     sources: dict[str, str]
     timed_runs: int
     clock_calibration_runs: int
-    device: str = "cpu"
-    tol: float | None = None
     held_seeds: frozenset[int] = frozenset()
     """The seeds the candidate's trials and re-checks answer, each once."""
     compare: Callable[[Observed], tuple[CallCheck, Reference]] | None = None
@@ -151,7 +145,6 @@ class Observations:
     finished: bool = False
     ignored: list[str] = field(default_factory=list)
     reference_file_changed: bool = False
-    task_checked: bool = False
     seen: set[type[WorkerMessage]] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)
@@ -254,12 +247,11 @@ class Observations:
         self.forged.append(f"a {call.kind} for seed {call.seed!r}, which has no reference or was answered")
         return False
 
-    def _compared(self, call: ObservedCall) -> ObservedCall:
+    def _compare(self, call: Observed) -> None:
         """`call` held to its seed's reference now, by the keeper, while the worker waits with its outputs."""
         assert self.compare is not None, "calls are compared only in an evaluation"
         self.call_checks[call.seed], reference = self.compare(call)
         self.references.append(reference)
-        return call
 
     def fail(self, phase: str, message: str) -> None:
         scope = "task" if phase in TRUSTED_PHASES else ("import" if phase == "import" else "run")
@@ -293,7 +285,8 @@ class Observations:
                 self.imported = message
             case Trial():
                 if self._answers_fresh_seed(message, self.trials):
-                    self.trials.append(self._compared(message))
+                    self._compare(message)
+                    self.trials.append(message)
             case SpotCheck():
                 loop = self._spot_checked_loop(phase)
                 if loop is None or message.run not in set(range(len(loop.arrivals))) - set(loop.spot_checks):
@@ -305,7 +298,8 @@ class Observations:
                 self.timed_ops, self.watched_calls = message.ops, message.watched_calls
             case PostCheck():
                 if self._answers_fresh_seed(message, self.post_checks):
-                    self.post_checks.append(self._compared(message))
+                    self._compare(message)
+                    self.post_checks.append(message)
             case KernelRows():
                 self.kernel_rows = list(message.rows)
             case Final():

@@ -126,8 +126,7 @@ class PreparedJudge:
         if self._drain is not None:
             self._drain.join(DEFAULT_SETUP_TIMEOUT_S)  # a setup that hangs is the evaluation's to judge
         observations = Observations(sources={}, timed_runs=self.options.timed_runs,
-                                    clock_calibration_runs=CLOCK_CALIBRATION_RUNS, device=self.options.device,
-                                    tol=self.options.tol)
+                                    clock_calibration_runs=CLOCK_CALIBRATION_RUNS)
         for received in list(self.setup_messages):
             if received is not None:
                 observations.receive(received, "setup")
@@ -236,7 +235,6 @@ def _job(prepared: PreparedJudge) -> dict:
     return {
         "task_path": str(prepared.private_task),
         "device": options.device,
-        "tol": options.tol,
         "init_seed": seeds["init_seed"],
         "timing_seeds": seeds["timing_seeds"],
         "factor_seed": seeds["factor_seed"],

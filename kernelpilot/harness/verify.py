@@ -35,10 +35,6 @@ class OutputSpec:
     dense: bool
     eager_max_err: float
 
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * self.dtype.itemsize
-
 
 @dataclass(frozen=True)
 class Reference:
@@ -330,9 +326,12 @@ def fingerprint(outputs: list[torch.Tensor], shared: list[SharedOutput | None]) 
             continue
         raw = out.contiguous().reshape(-1).view(torch.uint8)
         words = raw.view(torch.int32) if raw.numel() % 4 == 0 else raw
-        weights = torch.arange(min(words.numel(), FINGERPRINT_CHUNK), device=out.device, dtype=torch.float64) % 65521 + 1
-        sums = [torch.stack([chunk.double().sum(), chunk.double().mul_(weights[:chunk.numel()]).sum()])
-                for chunk in words.split(FINGERPRINT_CHUNK)]
+        weights = torch.arange(min(words.numel(), FINGERPRINT_CHUNK), device=out.device, dtype=torch.float64)
+        weights = weights.remainder_(65521).add_(1)
+        sums = []
+        for chunk in words.split(FINGERPRINT_CHUNK):
+            values = chunk.double()
+            sums.append(torch.stack([values.sum(), values.mul_(weights[:values.numel()]).sum()]))
         if sums:
             digest.update(torch.cat(sums).cpu().numpy().tobytes())
     return digest.digest()
