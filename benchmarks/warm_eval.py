@@ -24,6 +24,7 @@ from rich.table import Table
 from kernelpilot.harness import EvalOptions  # importable once kernelbench_sample put ROOT on sys.path
 
 CASES = ROOT / "tests" / "harness" / "cases"
+PHASES = ("build", "keeper_wait", "start", "setup", "baseline", "import", "verify", "profile", "worker_total")
 DEFAULT_CANDIDATE = {"cuda": CASES / "cuda" / "fused", "cpu": CASES / "fused"}
 
 
@@ -51,15 +52,16 @@ def main() -> None:
         runs.setdefault("warm", []).append(measured(evaluate_warm(args.task, candidate, options, cache,
                                                                   args.think)))
     table = Table(title=f"{candidate.relative_to(ROOT)} on {args.task.name} ({args.device}), seconds")
-    for column in ("evaluation", "wall", "start", "setup", "baseline", "import", "verify", "profile", "rewards"):
+    for column in ("evaluation", "wall", *PHASES, "rewards"):
         table.add_column(column, justify="left" if column in ("evaluation", "rewards") else "right")
     for name, timed in runs.items():
         phases = [result["protocol"]["phase_seconds"] for _, result in timed]
         table.add_row(name, f"{statistics.median(s for s, _ in timed):.2f}",
                       *(f"{statistics.median(p.get(k, 0.0) for p in phases):.2f}"
-                        for k in ("start", "setup", "baseline", "import", "verify", "profile")),
-                      ",".join(str(result["reward"]) for _, result in timed))
-    Console(width=140).print(table)
+                        for k in PHASES),
+                      ",".join(f"{result['reward']}" + "".join(f" {v['check']}" for v in result["violations"])
+                               for _, result in timed))
+    Console(width=180).print(table)
 
 
 if __name__ == "__main__":
