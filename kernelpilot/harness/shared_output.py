@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from kernelpilot.harness import cuda_ipc
+from kernelpilot.harness import cuda_ipc, guards
 
 
 def read_regular_file(path: Path, max_bytes: int | None) -> bytes:
@@ -77,12 +77,13 @@ class Snapshot:
 
 
 def take_snapshot(output: torch.Tensor) -> Snapshot:
-    """A copy of `output` in the same layout, queued on the current stream: work the candidate left running on
-    another stream is not waited for."""
+    """A copy of `output` in the same layout (contiguous where elements share memory, as a broadcast's do),
+    queued on the current stream: work the candidate left running on another stream is not waited for."""
     if not output.is_cuda:
         return Snapshot(output.detach().clone())
-    buffer = cuda_ipc.DeviceBuffer(span_bytes(tuple(output.shape), tuple(output.stride()), output.element_size()))
-    view = buffer.view(output.dtype, tuple(output.shape), tuple(output.stride()))
+    stride = tuple(output.stride()) if guards.is_dense(output) else torch.empty(output.shape, device="meta").stride()
+    buffer = cuda_ipc.DeviceBuffer(span_bytes(tuple(output.shape), stride, output.element_size()))
+    view = buffer.view(output.dtype, tuple(output.shape), stride)
     view.copy_(output.detach())
     return Snapshot(view, buffer)
 

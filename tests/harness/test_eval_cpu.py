@@ -126,6 +126,12 @@ def test_integer_and_one_value_outputs_are_judged_not_refused_as_degenerate(task
     assert result.correct, result.error
 
 
+def test_a_broadcast_output_where_the_reference_returns_one_is_judged_not_refused():
+    result = evaluate(CASES / "outputs" / "broadcast.py", CASES / "outputs" / "broadcast_in_torch.py",
+                      EvalOptions(device="cpu", policy="mixed"))
+    assert result.correct, result.error
+
+
 def test_a_forward_that_returns_no_tensor_is_a_wrong_answer_named_as_such():
     result = evaluate(SMALL, CASES / "returns_none.py", EvalOptions(device="cpu", policy="mixed"))
     assert result.reward == -1 and not result.correct
