@@ -44,7 +44,8 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
-from kernelpilot.session.store import FINISHED, CandidateRecord, best_of
+from kernelpilot.session.state import CandidateRecord, best_of
+from kernelpilot.session.store import FINISHED
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver

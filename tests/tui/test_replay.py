@@ -40,7 +40,7 @@ def settings(task: Path, **overrides) -> SessionSettings:
 
 
 def session_log(app: KernelpilotApp):
-    return read_events(app.driver.session_dir / LOG_NAME)
+    return read_events(app.driver.session.log_path)
 
 
 async def test_steering_message_joins_the_agents_next_turn(project):
