@@ -1,13 +1,15 @@
-"""Export a session's candidate: as one KernelBench-style file that runs with torch alone (kernel sources
-and their loader embedded, `accept.single_file`) or as a workspace folder (`model_new.py` + `kernels/`)."""
+"""Export a session's candidate: as one KernelBench-style file (kernel sources and their loader embedded,
+`accept.single_file`) or as a workspace folder (`model_new.py` + `kernels/`, the loader embedded in `model_new.py`,
+`accept.standalone_workspace`); either runs with torch alone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from kernelpilot.errors import SessionError
-from kernelpilot.session.accept import single_file
+from kernelpilot.session.accept import single_file, standalone_workspace
 from kernelpilot.session.session import Session
+from kernelpilot.session.workspace import KERNELS_DIR
 
 
 def default_destination(session: Session, form: str) -> Path:
@@ -30,7 +32,11 @@ def export_candidate(session: Session, out: Path | None, form: str = "single",
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(single_file(files))
     elif form == "workspace":
-        session.workspace.export(candidate.commit, destination)
+        for path, code in standalone_workspace(files).items():
+            target = destination / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(code)
+        (destination / KERNELS_DIR).mkdir(parents=True, exist_ok=True)
     else:
         raise SessionError(f"unknown export format '{form}' (use single or workspace)")
     return destination
