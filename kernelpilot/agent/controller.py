@@ -7,13 +7,13 @@ The TUI and `kernelpilot optimize --headless` both drive a session through this 
     controller.steer("try vectorised loads")               # thread-safe, joins before the next LLM turn
     controller.pause(); controller.resume(); controller.stop()
     controller.answer_permission(request_id, "once" | "always" | "deny")
-    controller.candidates(); controller.best(); controller.diff(old, new); controller.files_at(commit)
-    controller.record_decision("accept", candidate_id, {...})
+    controller.session     # the `session.Session`: candidates, best, diffs, files, decisions, the log
 
-`on_event` receives every `SessionEvent` (from the session's thread, and from whichever thread
-records a decision); persisted events are in the log before `on_event` sees them. A finished
+The controller keeps the loop (turns, tools, evaluations, permissions, pause and stop); the session's state
+is its `Session`'s. `on_event` receives every `SessionEvent` (from the session's thread, and from whichever
+thread records a decision); persisted events are in the log before `on_event` sees them. A finished
 session opens read-only with `SessionController.open(id_or_dir)`: its `run()` replays the log
-through `on_event`, and candidates / diff / files_at work without running anything.
+through `on_event`, and the session's candidates / diff / files_at work without running anything.
 
 Budgets (`max_turns`, `budget_usd`) count over the whole session, across `--resume`; `max_minutes`
 counts from this `run()`. A resumed session first finishes the turn a kill (or a stop) cut short; one that
@@ -23,13 +23,11 @@ ended with the agent's `done` runs nothing more.
 from __future__ import annotations
 
 import queue
-import shutil
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,43 +39,30 @@ from kernelpilot.agent.prompt import opening_messages
 from kernelpilot.agent.shell import ShellPolicy, run_shell
 from kernelpilot.agent.skills import find_skill
 from kernelpilot.agent.textproto import parse_tool_calls
-from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, call_file_tool, parse_arguments
+from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, ToolOutcome, call_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.protocol import DEFAULT_POLICY
-from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.harness.task import check_task_file
 from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
     MANUAL_MODEL,
     BuildLogLine,
-    Evaluation,
     LLMTurn,
     PermissionAsked,
     SessionEnded,
     SessionEvent,
-    SessionStarted,
     TokenDelta,
     ToolCall,
     ToolResult,
     UserDecision,
     UserMessage,
 )
-from kernelpilot.session.log import SessionLog
-from kernelpilot.session.store import (
-    DEFAULT_ROOT,
-    FINISHED,
-    LOG_NAME,
-    WORKSPACE_NAME,
-    CandidateRecord,
-    SessionRecord,
-    best_of,
-    candidate_dir,
-    locate,
-    new_session_id,
-)
-from kernelpilot.session.workspace import MODEL_FILE, TASK_FILE, Workspace
+from kernelpilot.session.session import Session, SessionSummary
+from kernelpilot.session.state import CandidateRecord
+from kernelpilot.session.store import DEFAULT_ROOT, FINISHED
+from kernelpilot.session.workspace import MODEL_FILE, TASK_FILE
 
-FILE_TOOLS = ("read", "write", "edit", "list", "grep")
 PERMISSION_ANSWERS = ("once", "always", "deny")
 POLL_S = 0.1
 
@@ -114,32 +99,6 @@ class SessionSettings:
     """No person can stop the session (headless, no terminal): manual mode then needs `max_minutes` to end."""
 
 
-@dataclass(frozen=True)
-class SessionSummary:
-    session_id: str
-    session_dir: Path
-    reason: str
-    turns: int
-    cost_usd: float
-    prompt_tokens: int
-    completion_tokens: int
-    candidates: tuple[CandidateRecord, ...]
-    best: CandidateRecord | None
-
-    def to_json(self) -> dict[str, Any]:
-        def brief(record: CandidateRecord) -> dict[str, Any]:
-            r = record.result
-            return {"candidate_id": record.candidate_id, "commit": record.commit, "status": r.status,
-                    "reward": r.reward, "speedup_vs_eager": r.speedup_vs_eager,
-                    "speedup_vs_compile": r.speedup_vs_compile}
-
-        return {"session_id": self.session_id, "session_dir": str(self.session_dir), "reason": self.reason,
-                "turns": self.turns, "cost_usd": self.cost_usd, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-                "candidates": [brief(c) for c in self.candidates],
-                "best": brief(self.best) if self.best else None}
-
-
 def default_device() -> str:
     import torch
 
@@ -151,96 +110,69 @@ class SessionController:
 
     def __init__(self, settings: SessionSettings, on_event: Callable[[SessionEvent], None]) -> None:
         self.settings = settings
-        self._on_event = on_event
         self._stop = threading.Event()
         self._running = threading.Event()
         self._running.set()
         self._steering: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._permissions: dict[str, tuple[threading.Event, list[str]]] = {}
-        self._lock = threading.Lock()
         self._shell = settings.shell
         self._done = False
-        self._history: list[SessionEvent] = []
         self._next_judge: PreparedJudge | None = None
         """The next evaluation's judge, prepared ahead: its worker starts and makes the references while the
         agent (or the user) works."""
-        self._ended: SessionEnded | None = None
-        """How the session last ended (a resumed one)."""
-        if settings.resume or settings.read_only:
-            self._reopen(settings)
-        else:
-            self._create(settings)
-        self.workspace_dir = self.session_dir / WORKSPACE_NAME
-        self.log_path = self.session_dir / LOG_NAME
-        self._candidates: list[CandidateRecord] = [
-            CandidateRecord(e.candidate_id, e.commit, e.result) for e in self._history if isinstance(e, Evaluation)]
-        self._turns = sum(isinstance(e, LLMTurn) for e in self._history)
-        self._cost = sum(e.cost_usd for e in self._history if isinstance(e, LLMTurn))
-        self._tokens = [sum(e.prompt_tokens for e in self._history if isinstance(e, LLMTurn)),
-                        sum(e.completion_tokens for e in self._history if isinstance(e, LLMTurn))]
-        self._files = FileTools(self.workspace_dir, protected=(TASK_FILE,))
-        self._tools = self._tool_handlers()
-        self._log = None if settings.read_only else SessionLog(self.log_path)
+        self.session = self._reopen(settings, on_event) if settings.resume or settings.read_only \
+            else self._create(settings, on_event)
+        self.files = FileTools(self.session.workspace_dir, protected=(TASK_FILE,))
 
-    def _create(self, settings: SessionSettings) -> None:
+    def _create(self, settings: SessionSettings, on_event: Callable[[SessionEvent], None]) -> Session:
         if settings.task_path is None:
             raise UsageError("no task file given (kernelpilot optimize MODEL.py)")
         task = Path(settings.task_path)
         check_task_file(task)
-        self.device = settings.device or default_device()
-        self.policy = settings.policy
-        self._skill_ref = settings.skill or self.device
+        device = settings.device or default_device()
+        skill_ref = settings.skill or device
         self.model = settings.model
         self._client = make_client(self.model, dict(settings.sampling), settings.llm_options,
                                    settings.tool_protocol) if self.model else None
-        skill = find_skill(self._skill_ref)
-        self._skill_ref = skill.name if self._skill_ref == skill.name else str(skill.path)
-        self._skill = skill
+        skill = find_skill(skill_ref)
         self._check_manual_can_end()
-        self._next_judge = prepare_judge(task, self._eval_options())  # the first candidate's, checked now
+        self._next_judge = prepare_judge(task, EvalOptions(device=device, policy=settings.policy, ncu=settings.ncu))
         try:
-            self._next_judge.check_task()
+            self._next_judge.check_task()  # the first candidate's judge, checked now
         except BaseException:
             self._next_judge.discard()
             raise
-        self.session_id = new_session_id()
-        self.session_dir = Path(settings.sessions_root) / self.session_id
-        self.task_sha256 = sha256_file(task)
         source = task.read_text()
-        starter = {} if self._client else {MODEL_FILE: starter_model(source)}
-        self._workspace = Workspace.create(self.session_dir / WORKSPACE_NAME, task, starter)
-        _ignore_sessions_folder(Path(settings.sessions_root))
-        self._task_path = task.resolve()
-        self._opening = opening_messages(skill, source, self.device, self.policy,
+        session = Session.create(
+            Path(settings.sessions_root), task, skill=skill.name if skill_ref == skill.name else str(skill.path),
+            model=self.model or MANUAL_MODEL, sampling=self._client.sampling if self._client else {}, device=device,
+            policy=settings.policy, starter={} if self._client else {MODEL_FILE: starter_model(source)},
+            on_event=on_event)
+        self._opening = opening_messages(skill, source, device, settings.policy,
                                          self._client is None or self._client.native_tools)
+        return session
 
-    def _reopen(self, settings: SessionSettings) -> None:
-        record = SessionRecord(locate(settings.resume, Path(settings.sessions_root)))
-        started = record.started
-        self._history = list(record.events)
-        self._ended = record.ended
-        self.session_id = started.session_id
-        self.session_dir = record.directory
-        self.device, self.policy, self._skill_ref = started.device, started.policy, started.skill
-        self.task_sha256 = started.task_sha256
-        self._task_path = Path(started.task_path)
-        self._workspace = record.workspace
+    def _reopen(self, settings: SessionSettings, on_event: Callable[[SessionEvent], None]) -> Session:
+        session = Session.open(settings.resume, Path(settings.sessions_root), read_only=settings.read_only,
+                               on_event=on_event)
+        started = session.started
         self.model = settings.model or (None if started.model == MANUAL_MODEL else started.model)
         self._client = None
-        if not settings.read_only and self.device == "cuda" and default_device() != "cuda":
-            raise UsageError(f"session {self.session_id} ran on cuda, and torch sees no GPU here")
-        if not settings.read_only and self.model:
+        self._opening = []
+        if settings.read_only:
+            return session
+        if started.device == "cuda" and default_device() != "cuda":
+            raise UsageError(f"session {session.session_id} ran on cuda, and torch sees no GPU here")
+        if self.model:
             self._client = make_client(self.model, dict(settings.sampling) or dict(started.sampling),
                                        settings.llm_options, settings.tool_protocol)
             if isinstance(self._client, ReplayClient):
-                self._client.position = sum(isinstance(e, LLMTurn) for e in self._history)
-        if not settings.read_only:
-            self._check_manual_can_end()
-        self._skill = find_skill(self._skill_ref) if not settings.read_only else None
-        task_source = self._workspace.task_copy.read_text()
+                self._client.position = session.usage.turns
+        self._check_manual_can_end()
         native = self._client is None or self._client.native_tools
-        self._opening = opening_messages(self._skill, task_source, self.device, self.policy, native) \
-            if self._skill else []
+        self._opening = opening_messages(find_skill(started.skill), session.workspace.task_copy.read_text(),
+                                         started.device, started.policy, native)
+        return session
 
     def _check_manual_can_end(self) -> None:
         """Manual mode ends on `stop()` (Ctrl-C) or `max_minutes`: unattended, without a time limit, it would wait
@@ -258,7 +190,8 @@ class SessionController:
     # ----- what the UI calls (any thread)
 
     def steer(self, text: str) -> None:
-        self._require_live()
+        if self.session.read_only:
+            raise SessionError(f"session {self.session_id} is open read-only")
         self._steering.put(text)
 
     def pause(self) -> None:
@@ -282,36 +215,31 @@ class SessionController:
         waiting[1].append(answer)
         waiting[0].set()
 
-    def candidates(self) -> list[CandidateRecord]:
-        with self._lock:
-            return list(self._candidates)
+    # The session as the TUI's driver sees it (`tui.driver.SessionDriver`).
 
-    def best(self) -> CandidateRecord | None:
-        return best_of(self.candidates())
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
 
-    def diff(self, old_commit: str | None, new_commit: str) -> str:
-        return self._workspace.diff(old_commit, new_commit)
+    @property
+    def workspace_dir(self) -> Path:
+        return self.session.workspace_dir
 
     def files_at(self, commit: str) -> dict[str, str]:
-        return self._workspace.files_at(commit)
+        return self.session.files_at(commit)
 
     def record_decision(self, decision: str, candidate_id: int | None, detail: dict) -> None:
-        self._require_live()
-        self._emit(UserDecision(decision=decision, candidate_id=candidate_id, detail=dict(detail)))
+        self.session.record_decision(decision, candidate_id, detail)
 
     # ----- running
 
     def run(self) -> SessionSummary:
         """Blocking. Returns when the agent is done, a budget ends, `stop()` is called or (manual) on interrupt."""
-        for event in self._history:
-            self._on_event(event)
-        if self.settings.read_only or (self._ended and self._ended.reason == FINISHED):
-            return self._summary(self._ended.reason if self._ended else "unfinished")
-        if not self._history:
-            self._emit(SessionStarted(
-                session_id=self.session_id, task_path=str(self._task_path), task_sha256=self.task_sha256,
-                skill=self._skill_ref, model=self.model or MANUAL_MODEL,
-                sampling=dict(self._client.sampling) if self._client else {}, device=self.device, policy=self.policy))
+        session = self.session
+        session.replay()
+        ended = session.ended
+        if session.read_only or (ended and ended.reason == FINISHED):
+            return session.summary(ended.reason if ended else "unfinished")
         reason = "interrupted"
         if self._next_judge is None:
             self._prepare_next_judge()
@@ -323,15 +251,16 @@ class SessionController:
         finally:
             if self._next_judge is not None:
                 self._next_judge.discard()
-            best = self.best()
+            best, usage = session.best(), session.usage
             self._emit(SessionEnded(reason=reason, best_candidate_id=best.candidate_id if best else None,
-                                    turns=self._turns, cost_usd=self._cost))
-        return self._summary(reason)
+                                    turns=usage.turns, cost_usd=usage.cost_usd))
+        return session.summary(reason)
 
     def _agent_loop(self) -> str:
         contexts = TurnContexts()
-        conversation = Conversation.rebuild(self._opening, self._history, self._calls_of, contexts)
-        self._finish_interrupted_turn(conversation)
+        history = self.session.events
+        conversation = Conversation.rebuild(self._opening, history, self._calls_of, contexts)
+        self._finish_interrupted_turn(conversation, history)
         tools = [spec.to_openai() for spec in TOOL_SPECS]
         started = time.monotonic()
         while not self._done:
@@ -342,7 +271,7 @@ class SessionController:
                 conversation.add_user(text)
                 self._emit(UserMessage(text=text))
             messages = conversation.ready_for_model()
-            turn = self._turns + 1
+            turn = self.session.usage.turns + 1
             try:
                 reply = self._client.complete(messages, tools,
                                               lambda text: self._emit(TokenDelta(turn=turn, text=text)))
@@ -350,10 +279,6 @@ class SessionController:
                 return "transcript_end"
             except Exception as error:  # litellm has retried; auth, quota and network errors end the session
                 return f"llm_error: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-            self._turns = turn
-            self._cost += reply.cost_usd
-            self._tokens[0] += reply.prompt_tokens
-            self._tokens[1] += reply.completion_tokens
             self._emit(LLMTurn(turn=turn, response=reply.message, **contexts.stored(messages, reply.message),
                                token_ids=reply.token_ids, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens,
                                completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
@@ -367,18 +292,18 @@ class SessionController:
                 conversation.add_tool_result(call["id"], call["function"]["name"], output)
         return "done"
 
-    def _finish_interrupted_turn(self, conversation: Conversation) -> None:
+    def _finish_interrupted_turn(self, conversation: Conversation, history: tuple[SessionEvent, ...]) -> None:
         """Answer the last turn's tool calls that have no result yet (a kill or a stop came first).
 
         An interrupted evaluation runs again: it judges a commit, so a second run is harmless, and the
         candidate the workspace already holds gets its verdict. Another interrupted call may have half
         happened, so it is reported as interrupted; calls that never began run now.
         """
-        last = next((e for e in reversed(self._history) if isinstance(e, LLMTurn)), None)
+        last = next((e for e in reversed(history) if isinstance(e, LLMTurn)), None)
         if last is None:
             return
-        begun = {e.call_id for e in self._history if isinstance(e, ToolCall) and e.turn == last.turn}
-        answered = {e.call_id for e in self._history if isinstance(e, ToolResult) and e.turn == last.turn}
+        begun = {e.call_id for e in history if isinstance(e, ToolCall) and e.turn == last.turn}
+        answered = {e.call_id for e in history if isinstance(e, ToolResult) and e.turn == last.turn}
         for call in self._calls_of(last.response, last.turn):
             name = call["function"]["name"]
             if call["id"] in answered or self._stop.is_set():
@@ -386,9 +311,9 @@ class SessionController:
             if call["id"] not in begun:
                 output, _ = self._run_tool(last.turn, call)
             elif name == "evaluate":
-                output, _ = self._tool_result(last.turn, call, *self._call_tool(name, {}))
+                output, _ = self._tool_result(last.turn, call, call_tool(self, name, {}))
             else:
-                output, _ = self._tool_result(last.turn, call, INTERRUPTED, False)
+                output, _ = self._tool_result(last.turn, call, ToolOutcome(INTERRUPTED, False))
             conversation.add_tool_result(call["id"], name, output)
 
     @staticmethod
@@ -402,9 +327,10 @@ class SessionController:
 
     def _budget_spent(self, started: float) -> str | None:
         settings = self.settings
-        if self._turns >= settings.max_turns:
+        usage = self.session.usage
+        if usage.turns >= settings.max_turns:
             return "max_turns"
-        if settings.budget_usd is not None and self._cost >= settings.budget_usd:
+        if settings.budget_usd is not None and usage.cost_usd >= settings.budget_usd:
             return "budget_usd"
         return "wall_time" if self._out_of_time(started) else None
 
@@ -418,56 +344,32 @@ class SessionController:
             arguments = parse_arguments(raw)
         except ToolError as error:
             self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments={"raw": raw}))
-            return self._tool_result(turn, call, str(error), False, error.invalid_call)
+            return self._tool_result(turn, call, ToolOutcome(str(error), False, error.invalid_call))
         self._emit(ToolCall(turn=turn, call_id=call["id"], name=name, arguments=arguments))
-        return self._tool_result(turn, call, *self._call_tool(name, arguments))
+        return self._tool_result(turn, call, call_tool(self, name, arguments))
 
-    def _call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
-        """The tool's output, whether it succeeded, and whether the call itself was invalid (`ToolError`)."""
-        handler = self._tools.get(name)
-        try:
-            if handler is None:
-                raise ToolError(f"unknown tool '{name}' (have: {', '.join(s.name for s in TOOL_SPECS)})")
-            output, ok = handler(arguments)
-        except ToolError as error:
-            return str(error), False, error.invalid_call
-        return output, ok, False
+    def _tool_result(self, turn: int, call: dict[str, Any], outcome: ToolOutcome) -> tuple[str, bool]:
+        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=outcome.output,
+                              ok=outcome.ok, invalid_call=outcome.invalid_call))
+        return outcome.output, outcome.ok
 
-    def _tool_handlers(self) -> dict[str, Callable[[dict[str, Any]], tuple[str, bool]]]:
-        """What each tool of TOOL_SPECS does, by name: the model sees the specs, the loop dispatches here."""
-        handlers: dict[str, Callable[[dict[str, Any]], tuple[str, bool]]] = {
-            name: partial(self._file_tool, name) for name in FILE_TOOLS}
-        handlers |= {"evaluate": self._evaluate_tool, "shell": self._shell_tool, "done": self._done_tool}
-        assert set(handlers) == {spec.name for spec in TOOL_SPECS}, "a tool without its spec, or a spec without its tool"
-        return handlers
+    # ----- what the tools act on (`agent.tools.ToolHost`)
 
-    def _file_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        return call_file_tool(self._files, name, arguments), True
-
-    def _evaluate_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def evaluate(self) -> str:
         record = self._evaluate_candidate()
-        return describe_result(record.candidate_id, record.result), True
+        return describe_result(record.candidate_id, record.result)
 
-    def _shell_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
-        return self._run_shell(str(arguments.get("command", "")))
-
-    def _done_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
-        self._done = True
-        return "session ends; the best correct candidate is its result", True
-
-    def _tool_result(self, turn: int, call: dict[str, Any], output: str, ok: bool,
-                     invalid_call: bool = False) -> tuple[str, bool]:
-        self._emit(ToolResult(turn=turn, call_id=call["id"], name=call["function"]["name"], output=output, ok=ok,
-                              invalid_call=invalid_call))
-        return output, ok
-
-    def _run_shell(self, command: str) -> tuple[str, bool]:
+    def run_shell(self, command: str) -> tuple[str, bool]:
         decision = self._shell.decide(command)
         if decision == "ask":
             decision = self._ask_permission(command)
         if decision != "allow":
             raise ToolError(f"denied by the shell policy, not run: {command}", invalid_call=False)
         return run_shell(command, self.workspace_dir, protected=[self.workspace_dir / TASK_FILE])
+
+    def finish(self) -> str:
+        self._done = True
+        return "session ends; the best correct candidate is its result"
 
     def _ask_permission(self, command: str) -> str:
         request_id = uuid.uuid4().hex[:8]
@@ -487,55 +389,38 @@ class SessionController:
         return "deny" if answer == "deny" else "allow"
 
     def _eval_options(self) -> EvalOptions:
-        return EvalOptions(device=self.device, policy=self.policy, ncu=self.settings.ncu)
+        started = self.session.started
+        return EvalOptions(device=started.device, policy=started.policy, ncu=self.settings.ncu)
 
     def _prepare_next_judge(self) -> None:
         """A task the judge cannot use is reported by the evaluation that needs it, not here."""
         try:
-            self._next_judge = prepare_judge(self._workspace.task_copy, self._eval_options())
+            self._next_judge = prepare_judge(self.session.workspace.task_copy, self._eval_options())
         except KernelpilotError:
             self._next_judge = None
 
     def _evaluate_candidate(self) -> CandidateRecord:
         """Commit the workspace as the next candidate, evaluate exactly that commit, attach the result."""
+        session = self.session
         if not (self.workspace_dir / MODEL_FILE).is_file():
             raise ToolError(f"no {MODEL_FILE} yet: write it (and kernels/) first")
-        if not self._workspace.task_intact(self.task_sha256):
+        if not session.task_intact():
             raise ToolError(f"{TASK_FILE} no longer matches the task this session started with; not evaluated")
-        with self._lock:
-            candidate_id = len(self._candidates) + 1
-            if self._unevaluated_head():
-                commit = self._workspace.head_sha()
-            else:
-                commit = self._workspace.snapshot(f"candidate {candidate_id}")
-        folder = candidate_dir(self.session_dir, candidate_id)
-        shutil.rmtree(folder, ignore_errors=True)  # left by an evaluation a kill interrupted
-        self._workspace.export(commit, folder)
-        options = self._eval_options()
+        candidate_id, commit = session.next_candidate()
+        folder = session.candidate_folder(candidate_id, commit)
         prepared, self._next_judge = self._next_judge, None
         try:
-            result = evaluate(self._workspace.task_copy, folder, options, prepared=prepared,
+            result = evaluate(session.workspace.task_copy, folder, self._eval_options(), prepared=prepared,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
         except KernelpilotError as error:
             raise ToolError(f"not evaluated: {error}", invalid_call=False) from None
         finally:
             self._prepare_next_judge()
-        self._workspace.attach_result(commit, result)
-        record = CandidateRecord(candidate_id, commit, result)
-        with self._lock:
-            self._candidates.append(record)
-        self._emit(Evaluation(candidate_id=candidate_id, commit=commit, result=result))
-        return record
-
-    def _unevaluated_head(self) -> bool:
-        """The workspace's last commit is the next candidate's, which a kill kept from its verdict, and nothing
-        changed since: it is evaluated as it is, not committed twice."""
-        return (self._workspace.head_message().strip() == f"candidate {len(self._candidates) + 1}"
-                and not self._workspace.repo.is_dirty(untracked_files=True))
+        return session.add_evaluation(candidate_id, commit, result)
 
     def _manual_loop(self) -> str:
         started = time.monotonic()
-        if self._unevaluated_head():
+        if self.session.has_unevaluated_head():
             self._evaluate_manually()
         with SaveWatcher(self.workspace_dir) as watcher:
             while not self._stop.wait(POLL_S):
@@ -553,20 +438,4 @@ class SessionController:
                                   invalid_call=False))
 
     def _emit(self, event: SessionEvent) -> None:
-        self._log.append(event)
-        self._on_event(event)
-
-    def _require_live(self) -> None:
-        if self.settings.read_only:
-            raise SessionError(f"session {self.session_id} is open read-only")
-
-    def _summary(self, reason: str) -> SessionSummary:
-        return SessionSummary(self.session_id, self.session_dir, reason, self._turns, self._cost,
-                              self._tokens[0], self._tokens[1], tuple(self.candidates()), self.best())
-
-
-def _ignore_sessions_folder(root: Path) -> None:
-    """Keep `.kernelpilot/` out of the user's own git repository."""
-    marker = root.parent / ".gitignore"
-    if root.parent.name == ".kernelpilot" and not marker.exists():
-        marker.write_text("*\n")
+        self.session.record(event)

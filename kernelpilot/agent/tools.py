@@ -1,16 +1,20 @@
-"""The agent's tools. File tools are confined to the workspace: no absolute paths, no `..` out of it,
-no symlinks that lead out, no writes to the task copy or `.git`. `evaluate`, `shell` and `done` are
-carried out by the controller, which owns candidates, permissions and the end of the session.
+"""The agent's tools, in one registry (`TOOLS`): each is its spec (what the model is shown) and its function
+(what the call does, on a `ToolHost`); the loop dispatches a call with `call_tool`. File tools are confined to
+the workspace: no absolute paths, no `..` out of it, no symlinks that lead out, no writes to the task copy or
+`.git`. `evaluate`, `shell` and `done` act through the host (the controller), which owns candidates,
+permissions and the end of the session.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 READ_LIMIT = 100_000
 GREP_LIMIT = 200
@@ -27,25 +31,6 @@ class ToolSpec:
         return {"type": "function", "function": {
             "name": self.name, "description": self.description,
             "parameters": {"type": "object", "properties": self.parameters, "required": list(self.required)}}}
-
-
-_PATH = {"type": "string", "description": "path relative to the workspace"}
-TOOL_SPECS = (
-    ToolSpec("read", "Read a workspace file.", {"path": _PATH}, ("path",)),
-    ToolSpec("write", "Create or overwrite a workspace file (folders are created).",
-             {"path": _PATH, "content": {"type": "string"}}, ("path", "content")),
-    ToolSpec("edit", "Replace the one exact occurrence of `old` in a file by `new`.",
-             {"path": _PATH, "old": {"type": "string"}, "new": {"type": "string"}}, ("path", "old", "new")),
-    ToolSpec("list", "List the files under a workspace folder (default: the whole workspace).", {"path": _PATH}),
-    ToolSpec("grep", "Search workspace files for a regular expression; prints file:line: text.",
-             {"pattern": {"type": "string"}, "path": _PATH}, ("pattern",)),
-    ToolSpec("evaluate", "Build, verify, guard and time the current model_new.py + kernels/ against the task "
-             "(the harness); the workspace is committed as a new candidate."),
-    ToolSpec("shell", "Run a shell command in the workspace (subject to the user's permission policy).",
-             {"command": {"type": "string"}}, ("command",)),
-    ToolSpec("done", "End the session: the best correct candidate so far is the result.",
-             {"summary": {"type": "string", "description": "what you achieved"}}),
-)
 
 
 class ToolError(Exception):
@@ -144,11 +129,122 @@ def parse_arguments(raw: str | dict | None) -> dict[str, Any]:
     return value
 
 
-def call_file_tool(tools: FileTools, name: str, arguments: dict[str, Any]) -> str:
-    method: Callable[..., str] = getattr(tools, name)
+class ToolHost(Protocol):
+    """What the tools act on: the controller, which owns the workspace's files, the session's candidates, the
+    user's permissions and the end of the loop."""
+
+    files: FileTools
+
+    def evaluate(self) -> str: ...
+    def run_shell(self, command: str) -> tuple[str, bool]: ...
+    def finish(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool as the model sees it (`spec`) and what it does: `run(host, **arguments)` gives (output, ok)."""
+
+    spec: ToolSpec
+    run: Callable[..., tuple[str, bool]]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    output: str
+    ok: bool
+    invalid_call: bool = False
+    """The model's call itself was wrong (`ToolError.invalid_call`)."""
+
+
+TOOLS: dict[str, Tool] = {}
+"""Every tool, by name, in the order the model is shown them: a tool is added by defining it here, with `@tool`."""
+
+
+def tool(spec: ToolSpec) -> Callable[[Callable[..., tuple[str, bool]]], Callable[..., tuple[str, bool]]]:
+    def register(run: Callable[..., tuple[str, bool]]) -> Callable[..., tuple[str, bool]]:
+        TOOLS[spec.name] = Tool(spec, run)
+        return run
+
+    return register
+
+
+@contextmanager
+def _file_errors(name: str) -> Iterator[None]:
     try:
-        return method(**arguments)
-    except TypeError as error:
-        raise ToolError(f"{name}: bad arguments ({error})") from None
+        yield
     except OSError as error:
         raise ToolError(f"{name}: {error.strerror or error}") from None
+
+
+_PATH = {"type": "string", "description": "path relative to the workspace"}
+
+
+@tool(ToolSpec("read", "Read a workspace file.", {"path": _PATH}, ("path",)))
+def _read(host: ToolHost, path: str) -> tuple[str, bool]:
+    with _file_errors("read"):
+        return host.files.read(path), True
+
+
+@tool(ToolSpec("write", "Create or overwrite a workspace file (folders are created).",
+               {"path": _PATH, "content": {"type": "string"}}, ("path", "content")))
+def _write(host: ToolHost, path: str, content: str) -> tuple[str, bool]:
+    with _file_errors("write"):
+        return host.files.write(path, content), True
+
+
+@tool(ToolSpec("edit", "Replace the one exact occurrence of `old` in a file by `new`.",
+               {"path": _PATH, "old": {"type": "string"}, "new": {"type": "string"}}, ("path", "old", "new")))
+def _edit(host: ToolHost, path: str, old: str, new: str) -> tuple[str, bool]:
+    with _file_errors("edit"):
+        return host.files.edit(path, old, new), True
+
+
+@tool(ToolSpec("list", "List the files under a workspace folder (default: the whole workspace).", {"path": _PATH}))
+def _list(host: ToolHost, path: str = ".") -> tuple[str, bool]:
+    with _file_errors("list"):
+        return host.files.list(path), True
+
+
+@tool(ToolSpec("grep", "Search workspace files for a regular expression; prints file:line: text.",
+               {"pattern": {"type": "string"}, "path": _PATH}, ("pattern",)))
+def _grep(host: ToolHost, pattern: str, path: str = ".") -> tuple[str, bool]:
+    with _file_errors("grep"):
+        return host.files.grep(pattern, path), True
+
+
+@tool(ToolSpec("evaluate", "Build, verify, guard and time the current model_new.py + kernels/ against the task "
+               "(the harness); the workspace is committed as a new candidate."))
+def _evaluate(host: ToolHost, **_ignored: Any) -> tuple[str, bool]:
+    return host.evaluate(), True
+
+
+@tool(ToolSpec("shell", "Run a shell command in the workspace (subject to the user's permission policy).",
+               {"command": {"type": "string"}}, ("command",)))
+def _shell(host: ToolHost, command: str) -> tuple[str, bool]:
+    return host.run_shell(str(command))
+
+
+@tool(ToolSpec("done", "End the session: the best correct candidate so far is the result.",
+               {"summary": {"type": "string", "description": "what you achieved"}}))
+def _done(host: ToolHost, **_ignored: Any) -> tuple[str, bool]:
+    return host.finish(), True
+
+
+TOOL_SPECS = tuple(t.spec for t in TOOLS.values())
+
+
+def call_tool(host: ToolHost, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    """Run the tool `name` on `host`: a call that names no tool, or whose arguments do not fit the tool, and any
+    `ToolError` come back as the outcome, for the model to read."""
+    try:
+        found = TOOLS.get(name)
+        if found is None:
+            raise ToolError(f"unknown tool '{name}' (have: {', '.join(TOOLS)})")
+        try:
+            bound = inspect.signature(found.run).bind(host, **arguments)
+        except TypeError as error:
+            raise ToolError(f"{name}: bad arguments ({error})") from None
+        output, ok = found.run(*bound.args, **bound.kwargs)
+    except ToolError as error:
+        return ToolOutcome(str(error), False, error.invalid_call)
+    return ToolOutcome(output, ok)

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from kernelpilot.agent.controller import SessionController, SessionSettings, SessionSummary, default_device
+from kernelpilot.agent.controller import SessionController, SessionSettings, default_device
 from kernelpilot.agent.shell import ShellPolicy
 from kernelpilot.config import Config, load_config
 from kernelpilot.errors import UsageError
@@ -34,6 +34,7 @@ from kernelpilot.session.events import (
     ToolCall,
     ToolResult,
 )
+from kernelpilot.session.session import SessionSummary
 
 EXIT_PROVIDER_ERROR = 3
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from kernelpilot.config import load_config
 from kernelpilot.errors import UsageError
 from kernelpilot.harness.result import format_speedup
-from kernelpilot.session.events import LLMTurn
 from kernelpilot.session.export import export_candidate
-from kernelpilot.session.store import CandidateRecord, SessionRecord, list_sessions, locate
+from kernelpilot.session.session import Session
+from kernelpilot.session.state import CandidateRecord
+from kernelpilot.session.store import list_sessions
 
 
 def _candidate_line(record: CandidateRecord) -> str:
@@ -26,31 +27,30 @@ def _list(root: Path) -> int:
         print(f"no sessions under {root}")
         return 0
     for directory in directories:
-        record = SessionRecord(directory)
-        best = record.best()
+        session = Session.open(directory)
+        best = session.best()
         best_speedup = format_speedup(best.result.speedup_vs_compile if best else None)
-        ended = record.ended
-        print(f"{record.session_id}  {Path(record.started.task_path).name:<20} {record.started.model:<32} "
-              f"{len(record.candidates()):>3} candidates  best {best_speedup:>7} vs compile  "
+        ended = session.ended
+        print(f"{session.session_id}  {Path(session.started.task_path).name:<20} {session.started.model:<32} "
+              f"{len(session.candidates()):>3} candidates  best {best_speedup:>7} vs compile  "
               f"{ended.reason if ended else 'unfinished'}")
     return 0
 
 
-def _show(record: SessionRecord) -> int:
-    started, ended = record.started, record.ended
-    turns = [e for e in record.events if isinstance(e, LLMTurn)]
-    print(f"session {record.session_id}  ({time.strftime('%Y-%m-%d %H:%M', time.localtime(started.ts))})")
+def _show(session: Session) -> int:
+    started, ended, usage = session.started, session.ended, session.usage
+    print(f"session {session.session_id}  ({time.strftime('%Y-%m-%d %H:%M', time.localtime(started.ts))})")
     print(f"task     {started.task_path}  (sha256 {started.task_sha256[:12]})")
     print(f"model    {started.model}  skill {started.skill}  device {started.device}  policy {started.policy}")
-    print(f"turns    {len(turns)}  tokens {sum(t.prompt_tokens for t in turns)} in / "
-          f"{sum(t.completion_tokens for t in turns)} out  cost ${sum(t.cost_usd for t in turns):.4f}")
+    print(f"turns    {usage.turns}  tokens {usage.prompt_tokens} in / {usage.completion_tokens} out  "
+          f"cost ${usage.cost_usd:.4f}")
     print(f"ended    {ended.reason if ended else 'unfinished (still running, or killed)'}")
-    print("candidates:" if record.candidates() else "candidates: none")
-    for candidate in record.candidates():
+    print("candidates:" if session.candidates() else "candidates: none")
+    for candidate in session.candidates():
         print(_candidate_line(candidate))
-    best = record.best()
+    best = session.best()
     print(f"best     candidate {best.candidate_id} ({best.commit[:10]})" if best else "best     none correct yet")
-    print(f"log      {record.log_path}\nworkspace {record.workspace.root}")
+    print(f"log      {session.log_path}\nworkspace {session.workspace_dir}")
     return 0
 
 
@@ -60,13 +60,13 @@ def run(args) -> int:
         return _list(root)
     if not args.session_id:
         raise UsageError(f"'sessions {args.action}' needs a session id (see `kernelpilot sessions list`)")
-    record = SessionRecord(locate(args.session_id, root))
+    session = Session.open(args.session_id, root)
     if args.action == "show":
         if sys.stdin.isatty() and sys.stdout.isatty():
             from kernelpilot.tui.app import run_session_app
 
             return run_session_app(args.session_id, root)
-        return _show(record)
-    destination = export_candidate(record, Path(args.out) if args.out else None, args.format, args.candidate)
+        return _show(session)
+    destination = export_candidate(session, Path(args.out) if args.out else None, args.format, args.candidate)
     print(destination)
     return 0

@@ -2,7 +2,7 @@
 
 A candidate is a set of workspace files (`model_new.py`, `kernels/*`). Accepting writes them next
 to the task file, as the workspace form (`<stem>_kernelpilot/model_new.py` + `kernels/`) or as one
-KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded: it runs with torch alone),
+KernelBench-style file (`<stem>_new.py`, kernels and their loader embedded) — either runs with torch alone —
 and commits them on the branch `kernelpilot/<session id>` when the project is a git repository —
 without checking that branch out: the user's HEAD, checked-out branch and staged work never move.
 Accepting chosen hunks applies only those hunks of the diff between the accepted state and the
@@ -25,6 +25,7 @@ import git
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult, format_speedup
 from kernelpilot.harness import standalone_kernels
+from kernelpilot.session.workspace import MODEL_FILE
 
 FORMS = ("workspace", "single")
 CONTEXT_LINES = 3
@@ -120,12 +121,20 @@ def _standalone_loader() -> str:
     return "".join(text.splitlines(keepends=True)[docstring_end:]).strip("\n")
 
 
+def _embed_loader(model: str, name: str, definitions: str = "", data: str = "") -> str:
+    """`model` with its import of kernelpilot's loader replaced by `standalone_kernels`' code (then `definitions`
+    and `data`); where kernelpilot is installed its own `name` is taken instead, so that `kernelpilot eval` sees
+    each launch (a kernel that never ran costs the reward)."""
+    embedded = (f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}\n\n"
+                f"{definitions}try:\n    from kernelpilot.harness.kernels import {name}\nexcept ImportError:\n"
+                f"    pass{data}")
+    return _IMPORT.sub(lambda _: embedded, model, count=1)
+
+
 def single_file(files: dict[str, str]) -> str:
     """The workspace as one KernelBench-style file that runs with torch alone: kernel sources embedded, with
-    the loader of `standalone_kernels` in place of the import of kernelpilot's. Where kernelpilot is installed
-    the file still takes kernelpilot's loader, so that `kernelpilot eval` sees each launch (a kernel that never
-    ran costs the reward)."""
-    model = files.get("model_new.py")
+    the loader of `standalone_kernels` in place of the import of kernelpilot's."""
+    model = files.get(MODEL_FILE)
     if model is None:
         raise SessionError("the candidate has no model_new.py")
     if _OTHER_IMPORT.search(_IMPORT.sub("", model)):
@@ -138,11 +147,25 @@ def single_file(files: dict[str, str]) -> str:
         raise SessionError("model_new.py does not call load_kernels(...) as documented: "
                            "export it in the workspace form")
     sources = "SOURCES = {\n" + "".join(f"    {name!r}: {code!r},\n" for name, code in kernels.items()) + "}"
-    embedded = (f"# kernelpilot's kernel loader, embedded: this file needs torch alone\n{_standalone_loader()}\n\n"
-                "try:\n    from kernelpilot.harness.kernels import load_kernel_sources\n"
-                "except ImportError:\n    pass")
-    model = _IMPORT.sub(lambda _: f"{embedded}\n\n\n{sources}", model, count=1)
+    model = _embed_loader(model, "load_kernel_sources", data=f"\n\n\n{sources}")
     return _LOAD_KERNELS.sub(lambda m: m.group(1) + "load_kernel_sources(SOURCES)", model, count=1)
+
+
+_LOAD_FOLDER = '''def load_kernels(kernels_dir):
+    """The launchers of the kernel sources in `kernels_dir`."""
+    return load_kernel_sources({p.name: p.read_text() for p in sorted(Path(kernels_dir).iterdir()) if p.is_file()})
+
+
+'''
+
+
+def standalone_workspace(files: dict[str, str]) -> dict[str, str]:
+    """The workspace form that runs with torch alone: `model_new.py` loads `kernels/` with the embedded loader in
+    place of kernelpilot's import. A model that needs more of kernelpilot than its loader is kept as it is."""
+    model = files.get(MODEL_FILE)
+    if model is None or not _IMPORT.search(model) or _OTHER_IMPORT.search(_IMPORT.sub("", model)):
+        return dict(files)
+    return dict(files, **{MODEL_FILE: _embed_loader(model, "load_kernels", definitions=_LOAD_FOLDER)})
 
 
 def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path, str]:
@@ -151,7 +174,7 @@ def destinations(task_path: Path, files: dict[str, str], form: str) -> dict[Path
         return {task_path.with_name(f"{task_path.stem}_new.py"): single_file(files)}
     if form == "workspace":
         root = task_path.with_name(f"{task_path.stem}_kernelpilot")
-        return {root / path: code for path, code in files.items()}
+        return {root / path: code for path, code in standalone_workspace(files).items()}
     raise SessionError(f"unknown accept form '{form}' (use {' or '.join(FORMS)})")
 
 

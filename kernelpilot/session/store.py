@@ -1,4 +1,4 @@
-"""Where sessions live and how a finished one is read back: `.kernelpilot/sessions/<id>/`.
+"""Where sessions live: `.kernelpilot/sessions/<id>/` (`session.Session` reads and writes them).
 
     <id>/session.jsonl   the log (beside the workspace: the agent's tools cannot write it)
     <id>/workspace/      the git workspace (task copy, model_new.py, kernels/)
@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernelpilot.errors import SessionError
-from kernelpilot.harness.result import EvalResult
-from kernelpilot.session.events import Evaluation, SessionEnded, SessionEvent, SessionStarted
-from kernelpilot.session.log import read_events
-from kernelpilot.session.workspace import Workspace
 
 DEFAULT_ROOT = Path(".kernelpilot") / "sessions"
 LOG_NAME = "session.jsonl"
@@ -49,49 +44,3 @@ def list_sessions(root: Path = DEFAULT_ROOT) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / LOG_NAME).is_file())
-
-
-@dataclass(frozen=True)
-class CandidateRecord:
-    """One evaluated candidate: its id in the session, its workspace commit, its verdict."""
-
-    candidate_id: int
-    commit: str
-    result: EvalResult
-
-
-def best_of(candidates: list[CandidateRecord]) -> CandidateRecord | None:
-    """The session's result: among correct, violation-free candidates, the fastest against torch.compile."""
-    usable = [c for c in candidates if c.result.passed]
-    if not usable:
-        return None
-    return max(usable, key=lambda c: (c.result.speedup_vs_compile or 0.0, c.result.speedup_vs_eager or 0.0,
-                                      -c.candidate_id))
-
-
-class SessionRecord:
-    """A session read back from disk: its events, candidates and workspace (nothing runs)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.log_path = directory / LOG_NAME
-        self.events: list[SessionEvent] = read_events(self.log_path)
-        started = [e for e in self.events if isinstance(e, SessionStarted)]
-        if not started:
-            raise SessionError(f"{self.log_path} has no session_started event")
-        self.started: SessionStarted = started[0]
-        self.workspace = Workspace(directory / WORKSPACE_NAME)
-
-    @property
-    def session_id(self) -> str:
-        return self.started.session_id
-
-    @property
-    def ended(self) -> SessionEnded | None:
-        return next((e for e in reversed(self.events) if isinstance(e, SessionEnded)), None)
-
-    def candidates(self) -> list[CandidateRecord]:
-        return [CandidateRecord(e.candidate_id, e.commit, e.result) for e in self.events if isinstance(e, Evaluation)]
-
-    def best(self) -> CandidateRecord | None:
-        return best_of(self.candidates())

@@ -1,8 +1,10 @@
 """The kernelpilot app: watch the agent, steer it, review candidates and accept kernels.
 
-The app composes the widgets and routes session events to them. The session itself (agent turns,
-builds, evaluations) runs in a thread worker; its events wait in an inbox that the loop drains on a
-`SessionEventsWaiting` message, so the loop never waits on the session.
+The app composes the widgets and keeps what they show in a `ViewModel`, changed in one place (`_route`) by the
+session's events; widgets draw from it and post their own messages up (`CandidatesTable.Highlighted`,
+`CompileLog.SourceClicked`, `SteerInput.Left`). The session itself (agent turns, builds, evaluations) runs in a
+thread; its events wait in an inbox that the loop drains on a `SessionEventsWaiting` message, so the loop never
+waits on the session. Every worker's failure is told in one place (`Worker.StateChanged`).
 """
 
 from __future__ import annotations
@@ -23,14 +25,13 @@ from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from kernelpilot.errors import KernelpilotError
 from kernelpilot.harness.result import format_speedup
 from kernelpilot.session.accept import FORMS, Acceptance, Project
 from kernelpilot.session.events import (
-    MANUAL_MODEL,
     BuildLogLine,
     Evaluation,
     LLMTurn,
@@ -44,7 +45,7 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
-from kernelpilot.session.store import FINISHED, CandidateRecord, best_of
+from kernelpilot.session.store import FINISHED
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
 from kernelpilot.tui.driver import SessionDriver
@@ -65,6 +66,7 @@ from kernelpilot.tui.widgets.gpu_panel import GpuPanel
 from kernelpilot.tui.widgets.kernel_view import KernelView
 from kernelpilot.tui.widgets.steer import SteerInput
 from kernelpilot.tui.widgets.timing import TimingView
+from kernelpilot.tui.view_model import ViewModel
 from kernelpilot.tui.widgets.transcript import Transcript
 
 INBOX_BATCH = 50
@@ -131,13 +133,9 @@ class KernelpilotApp(App[int]):
         self.gpu_interval = gpu_interval
         self.driver: SessionDriver | None = None
         self.project: Project | None = None
-        self.running = False
-        self.paused = False
-        self.manual = False
+        self.view = ViewModel(read_only)
         self.loaded: CandidateLoaded | None = None
         self.accept_form = load_state().get("accept_form", "workspace")
-        self.turns = 0
-        self.cost_usd = 0.0
         self._inbox: deque[SessionEvent] = deque()
         self._inbox_lock = threading.Lock()
         self._inbox_signalled = False
@@ -184,7 +182,7 @@ class KernelpilotApp(App[int]):
         self.set_keymap(load_keymap())
         self.query_one("#views Tabs").can_focus = False  # views switch with 1–6: one tab reaches the diff
         self.driver = self._connect(self._deliver)
-        self.running = not self.read_only
+        self.view.running = not self.read_only
         self.run_session()  # a read-only session replays its log
         self.query_one(CandidatesTable).focus()
 
@@ -235,21 +233,21 @@ class KernelpilotApp(App[int]):
             self.post_message(SessionEventsWaiting())
 
     def _route(self, event: SessionEvent) -> None:
+        """The one place session events change what the app shows: the view model first, then the views."""
+        self.view.apply(event)
         transcript = self.query_one(Transcript)
         match event:
             case SessionStarted():
                 self.project = Project(self.task_path or Path(event.task_path), event.session_id)
                 self.sub_title = " · ".join([Path(event.task_path).name, event.model, event.device])
-                self.manual = event.model == MANUAL_MODEL
-                self.query_one("#steer", Input).display = not self.manual
-                if self.manual and not self.read_only:
+                self.query_one("#steer", Input).display = not self.view.manual
+                if self.view.manual and not self.read_only:
                     transcript.add_note(f"manual mode: edit model_new.py and kernels/ in {self.driver.workspace_dir} "
                                         "with your own editor; each save is evaluated here")
             case TokenDelta():
                 transcript.add_tokens(event.turn, event.text)
             case LLMTurn():
                 transcript.end_turn(event.turn, event.response)
-                self.turns, self.cost_usd = event.turn, self.cost_usd + event.cost_usd
             case ToolCall():
                 transcript.add_tool_call(event.call_id, event.name, event.arguments)
             case ToolResult():
@@ -262,24 +260,19 @@ class KernelpilotApp(App[int]):
                 self._ask_permission(event)
             case UserMessage():
                 transcript.add_user(event.text)
-            case UserDecision() if event.candidate_id is not None and event.decision in ("accept", "reject"):
-                self.query_one(CandidatesTable).set_mark(event.candidate_id, event.decision + "ed")
+            case UserDecision():
+                self._show_candidates()
             case SessionEnded():
                 transcript.add_note(f"session ended: {event.reason}")
-                table = self.query_one(CandidatesTable)
-                table.set_best(event.best_candidate_id)
-                if event.best_candidate_id is not None:
-                    table.select(event.best_candidate_id)
+                if self.view.best_id is not None:
+                    self.query_one(CandidatesTable).select(self.view.best_id)
         if not isinstance(event, (TokenDelta, BuildLogLine)):
             self._show_status()
 
     def _show_status(self) -> None:
         """The status line (turn and cost, or manual mode's saves; the state), and the footer's bindings, which
         depend on the state. Not the header's subtitle: a new subtitle repaints the whole screen, once a turn."""
-        state = "read-only" if self.read_only else ("paused" if self.paused else ("running" if self.running else "finished"))
-        progress = (f"manual · {len(self.query_one(CandidatesTable).results)} saves" if self.manual
-                    else f"turn {self.turns} · ${self.cost_usd:.2f}")
-        status = f"{progress} · {state}"
+        state, status = self.view.state, self.view.status
         if status != self._shown_status:
             self._shown_status = status
             self.query_one("#status", Static).update(status, layout=False)
@@ -287,9 +280,12 @@ class KernelpilotApp(App[int]):
             self._shown_state = state
             self.refresh_bindings()
 
+    def _show_candidates(self) -> None:
+        view = self.view
+        self.query_one(CandidatesTable).show(view.candidates, view.best_id, view.session.marks)
+
     def _add_candidate(self, event: Evaluation) -> None:
-        table = self.query_one(CandidatesTable)
-        table.add_candidate(event.candidate_id, event.commit, event.result)
+        self._show_candidates()
         result = event.result
         if result.violations:
             detail = f" ({', '.join(dict.fromkeys(v.check for v in result.violations))})"
@@ -299,15 +295,13 @@ class KernelpilotApp(App[int]):
             detail = ""
         self.query_one(Transcript).add_note(f"▸ candidate {event.candidate_id}: {result.status}{detail}")
         self.query_one(TimingView).set_history(
-            [(r.speedup_vs_compile or 0.0) if r.passed else 0.0 for r in table.results.values()])
-        best = best_of([CandidateRecord(i, table.commits[i], r) for i, r in table.results.items()])
-        table.set_best(best.candidate_id if best else None)  # with the new row, in one redraw of the table
+            [(c.result.speedup_vs_compile or 0.0) if c.result.passed else 0.0 for c in self.view.candidates.values()])
 
     @on(SessionFinished)
     def _on_session_finished(self, message: SessionFinished) -> None:
         """The steering box stays where the user's typing is: disabling it would move the focus, and the
         rest of a sentence would land on the candidates' keys (an `r` in it rejects)."""
-        self.running = False
+        self.view.running = False
         steer = self.query_one("#steer", Input)
         steer.placeholder = ENDED_PLACEHOLDER
         if steer.has_focus or steer.value:
@@ -332,19 +326,18 @@ class KernelpilotApp(App[int]):
 
     # Review: the selected candidate's files, diffs, correctness and timings.
 
-    @on(DataTable.RowHighlighted, "#candidates")
-    def _on_candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        table = self.query_one(CandidatesTable)
-        candidate_id = int(event.row_key.value)
-        result = table.results[candidate_id]
+    @on(CandidatesTable.Highlighted)
+    def _on_candidate_highlighted(self, message: CandidatesTable.Highlighted) -> None:
+        view = self.view
+        view.selected = message.candidate_id
+        chosen, previous, best = view.chosen, view.previous_of(message.candidate_id), view.session.best
+        result = chosen.result
         self.query_one(CorrectnessView).show(result)
         self.query_one(TimingView).show(result)
         if result.build_log:
-            self.query_one(CompileLog).show(candidate_id, result.build_log)
-        previous = table.previous_id(candidate_id)
-        self.load_candidate(candidate_id, table.commits[candidate_id],
-                            table.commits.get(previous) if previous is not None else None,
-                            table.commits.get(table.best_id) if table.best_id is not None else None)
+            self.query_one(CompileLog).show(chosen.candidate_id, result.build_log)
+        self.load_candidate(chosen.candidate_id, chosen.commit, previous.commit if previous else None,
+                            best.commit if best else None)
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspect")
@@ -355,7 +348,7 @@ class KernelpilotApp(App[int]):
 
     @on(CandidateLoaded)
     def _on_candidate_loaded(self, message: CandidateLoaded) -> None:
-        if message.candidate_id != self.query_one(CandidatesTable).selected_id:
+        if message.candidate_id != self.view.selected:
             return
         self.loaded = message
         self._show_diff()
@@ -369,12 +362,13 @@ class KernelpilotApp(App[int]):
         self.query_one(DiffView).show(self.loaded.files,
                                       {"accepted": accepted, "previous": self.loaded.previous, "best": self.loaded.best})
 
-    def action_show_source(self, path: str, line: int) -> None:
+    @on(CompileLog.SourceClicked)
+    def _on_source_clicked(self, message: CompileLog.SourceClicked) -> None:
         """Jump from a build error's file:line to that line in the kernel view."""
-        if self.query_one(KernelView).show_location(path, line):
+        if self.query_one(KernelView).show_location(message.path, message.line):
             self.action_show_view("kernel")
         else:
-            self.notify(f"{path} is not among the selected candidate's files", severity="warning")
+            self.notify(f"{message.path} is not among the selected candidate's files", severity="warning")
 
     @on(Worker.StateChanged)
     def _on_worker_failed(self, event: Worker.StateChanged) -> None:
@@ -395,31 +389,31 @@ class KernelpilotApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """None greys an action out in the footer (and drops it from the palette); False hides it."""
-        if (self.read_only and action in LIVE_ACTIONS) or (self.manual and action in AGENT_ACTIONS):
+        view = self.view
+        if (self.read_only and action in LIVE_ACTIONS) or (view.manual and action in AGENT_ACTIONS):
             return False
-        selected = self.query_one(CandidatesTable).selected_id if self.is_mounted else None
         match action:
             case "accept":
-                loaded = self.loaded is not None and self.loaded.candidate_id == selected
-                return loaded and self.query_one(CandidatesTable).results[selected].passed or None
+                loaded = self.loaded is not None and view.chosen is not None \
+                    and self.loaded.candidate_id == view.selected
+                return loaded and view.chosen.result.passed or None
             case "reject" | "cycle_diff_base":
-                return selected is not None or None
+                return view.chosen is not None or None
             case "undo":
                 return bool(self.project and self.project.history) or None
             case "pause" | "stop" | "focus_steer":
-                return self.running
+                return view.running
             case "edit":
-                return (self.running or None) if self.manual else False
+                return (view.running or None) if view.manual else False
             case "steer_ended":
-                return not self.running
+                return not view.running
         return True
 
     def action_accept(self) -> None:
         diff = self.query_one(DiffView)
         chosen = sorted(diff.chosen) if diff.base == "accepted" else []
-        table = self.query_one(CandidatesTable)
-        candidate_id = self.loaded.candidate_id
-        self.accept(candidate_id, self.loaded.files, table.results[candidate_id], chosen)
+        candidate = self.view.chosen
+        self.accept(candidate.candidate_id, self.loaded.files, candidate.result, chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="project")
     def accept(self, candidate_id: int, files: dict[str, str], result: Any, chosen: list[str]) -> None:
@@ -431,11 +425,7 @@ class KernelpilotApp(App[int]):
         self.call_from_thread(self._accepted, candidate_id, done, written)
 
     def _accepted(self, candidate_id: int, done: Acceptance, written: list[str]) -> None:
-        table = self.query_one(CandidatesTable)
-        for other, mark in list(table.marks.items()):
-            if mark == "accepted":
-                table.set_mark(other, None)
-        table.set_mark(candidate_id, "accepted")
+        """The accept's decision, recorded, marks the candidate (through `_route`); here the user is told where."""
         what = "" if done.evaluated else " (chosen hunks: not evaluated)"
         where = (f"; committed {done.commit[:8]} on branch {done.branch}, your checked-out branch is unchanged"
                  if done.commit else "")
@@ -445,9 +435,7 @@ class KernelpilotApp(App[int]):
         self.refresh_bindings()
 
     def action_reject(self) -> None:
-        candidate_id = self.query_one(CandidatesTable).selected_id
-        self.record_decision("reject", candidate_id)
-        self.query_one(CandidatesTable).set_mark(candidate_id, "rejected")
+        self.record_decision("reject", self.view.selected)
 
     @work(thread=True, exit_on_error=False, group="decisions")
     def record_decision(self, decision: str, candidate_id: int | None) -> None:
@@ -460,11 +448,6 @@ class KernelpilotApp(App[int]):
         self.call_from_thread(self._undone, undone.candidate_id)
 
     def _undone(self, candidate_id: int | None) -> None:
-        table = self.query_one(CandidatesTable)
-        if candidate_id is not None:
-            table.set_mark(candidate_id, None)
-        if self.project.history:
-            table.set_mark(self.project.history[-1].candidate_id, "accepted")
         self.notify(f"undid the accept of candidate {candidate_id}")
         self._show_diff()
         self.refresh_bindings()
@@ -500,6 +483,7 @@ class KernelpilotApp(App[int]):
             self.notify(f"{command[0]}: {error.strerror} (set $VISUAL or $EDITOR)", title="edit failed",
                         severity="error")
 
+    @on(SteerInput.Left)
     def action_focus_candidates(self) -> None:
         self.query_one(CandidatesTable).focus()
 
@@ -515,7 +499,7 @@ class KernelpilotApp(App[int]):
         text = event.value.strip()
         if not text or self.read_only:
             return
-        if not self.running:
+        if not self.view.running:
             self.notify("the session has ended: nothing was sent", title="not sent", severity="warning")
             return
         event.input.clear()
@@ -523,11 +507,11 @@ class KernelpilotApp(App[int]):
         self.query_one(Transcript).add_user(text, pending=True)
 
     def action_pause(self) -> None:
-        if self.paused:
+        if self.view.paused:
             self.driver.resume()
         else:
             self.driver.pause()
-        self.paused = not self.paused
+        self.view.paused = not self.view.paused
         self._show_status()
 
     def action_stop(self) -> None:
@@ -535,7 +519,7 @@ class KernelpilotApp(App[int]):
         self.query_one(Transcript).add_note("stopping after the current step…")
 
     async def action_quit(self) -> None:
-        if self.running and self.driver is not None:
+        if self.view.running and self.driver is not None:
             self.driver.stop()
         self.exit(0)
 

@@ -60,7 +60,7 @@ def test_a_session_log_replays_as_a_transcript(tmp_path):
         if isinstance(event, ToolCall):
             calls.append(event.name)
 
-    again = SessionController(SessionSettings(task_path=TASK, model=f"replay:{first.log_path}", device="cpu",
+    again = SessionController(SessionSettings(task_path=TASK, model=f"replay:{first.session.log_path}", device="cpu",
                                               sessions_root=tmp_path), on_event)
     assert again.run().reason == "done"
     assert calls == ["list", "write", "done"]
@@ -86,7 +86,7 @@ def test_a_tampered_task_copy_is_not_evaluated(tmp_path):
     controller.run()
     (result,) = [e for e in events if isinstance(e, ToolResult) and e.name == "evaluate"]
     assert not result.ok and "task.py no longer matches" in result.output
-    assert controller.candidates() == []
+    assert controller.session.candidates() == []
 
 
 def test_the_judge_prepared_ahead_is_gone_when_the_session_ends(tmp_path):

@@ -18,6 +18,7 @@ from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent
 from kernelpilot.session.events import Evaluation, LLMTurn, SessionEnded, SessionStarted, ToolCall, ToolResult
 from kernelpilot.session.log import read_events
+from kernelpilot.session.session import Session
 from kernelpilot.session.store import LOG_NAME, WORKSPACE_NAME
 
 
@@ -69,8 +70,7 @@ def test_kill_9_mid_evaluation_keeps_the_log_and_resumes(tmp_path):
     repo = git.Repo(directory / WORKSPACE_NAME)
     (committed,) = [c for c in repo.iter_commits() if c.message.strip() == "candidate 2"]
 
-    record = SessionController.open(directory.name, sessions_root=sessions)
-    assert [c.candidate_id for c in record.candidates()] == [1]
+    assert [c.candidate_id for c in Session.open(directory.name, sessions).candidates()] == [1]
 
     resumed = SessionController(SessionSettings(resume=directory.name, sessions_root=sessions,
                                                 model=f"replay:{TRANSCRIPT}"), lambda event: None)

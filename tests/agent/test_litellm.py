@@ -50,7 +50,7 @@ def test_a_session_on_a_mocked_provider_logs_the_turn(tmp_path):
     controller = SessionController(settings, seen.append)
     summary = controller.run()
     assert summary.reason == "done" and summary.turns == 1 and summary.cost_usd > 0
-    events = read_events(controller.log_path)
+    events = read_events(controller.session.log_path)
     started = next(e for e in events if isinstance(e, SessionStarted))
     assert started.model == "anthropic/claude-sonnet-4-5" and started.sampling == {"temperature": 0.3}
     (turn,) = [e for e in events if isinstance(e, LLMTurn)]
@@ -67,7 +67,7 @@ def test_models_without_native_tools_use_fenced_json(tmp_path):
                                llm_options={"mock_response": text, "api_base": "http://localhost:11434"})
     controller = SessionController(settings, lambda event: None)
     assert controller.run().reason == "done"
-    events = read_events(controller.log_path)
+    events = read_events(controller.session.log_path)
     (turn,) = [e for e in events if isinstance(e, LLMTurn)]
     assert "```json" in turn.new_messages[0]["content"], "the system prompt teaches the text protocol"
     assert [e.name for e in events if isinstance(e, ToolResult)] == ["list", "done"]

@@ -208,7 +208,7 @@ def test_a_session_on_a_server_that_refuses_tools_runs_on_the_text_protocol(serv
                                llm_options={"api_base": server.api_base, "api_key": "sk-test"})
     controller = SessionController(settings, lambda event: None)
     assert controller.run().reason == "done"
-    events = read_events(controller.log_path)
+    events = read_events(controller.session.log_path)
     assert [e.name for e in events if isinstance(e, ToolResult)] == ["list", "done"]
     assert [e.response["content"] for e in events if isinstance(e, LLMTurn)] == [done]
 

@@ -48,7 +48,7 @@ def test_a_local_session_logs_token_ids_and_logprobs_a_forward_pass_reproduces(s
                                                                                      "temperature": 0.7}),
                                    lambda event: deltas.append(getattr(event, "text", "")))
     assert controller.run().reason == "max_turns"
-    (turn,) = read_trajectory(controller.log_path).turns
+    (turn,) = read_trajectory(controller.session.log_path).turns
     assert turn.sampling == {"temperature": 0.7, "top_p": 1.0, "top_k": 0, "max_tokens": 12}
     assert turn.model == SMOLLM2 and len(turn.token_ids) == len(turn.logprobs) == 12
     assert as_text_protocol(turn.context) == turn.context, "the text protocol, taught in the system prompt"

@@ -43,7 +43,7 @@ def test_each_burst_of_saves_is_evaluated_once(tmp_path):
     assert len(evaluations) == 1 and evaluations[0].result.status == "build_failed"
     assert controller.files_at(evaluations[0].commit)["kernels/relu_bias_scale.cpp"] == BROKEN_KERNEL
     controller.record_decision("reject", evaluations[0].candidate_id, {})
-    logged = read_events(controller.log_path)
+    logged = read_events(controller.session.log_path)
     assert next(e for e in logged if isinstance(e, SessionStarted)).model == "manual"
     assert not any(isinstance(e, LLMTurn) for e in logged)
     assert isinstance(logged[-1], UserDecision), "decisions after the session ends are still logged"

@@ -31,7 +31,7 @@ def test_a_skill_directory_is_the_system_prompt_with_the_task(tmp_path):
                                sessions_root=tmp_path / "sessions")
     controller = SessionController(settings, lambda event: None)
     controller.run()
-    (turn,) = [e for e in read_events(controller.log_path) if isinstance(e, LLMTurn)]
+    (turn,) = [e for e in read_events(controller.session.log_path) if isinstance(e, LLMTurn)]
     system, task = turn.new_messages[:2]
     assert system == {"role": "system", "content": "Write AVX-512 intrinsics only.\n"}
     assert "class Model(nn.Module)" in task["content"] and "cpu" in task["content"]

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kernelpilot.agent.tools import FileTools, ToolError
+from kernelpilot.agent.tools import TOOL_SPECS, TOOLS, FileTools, ToolError, ToolOutcome, call_tool
 
 
 @pytest.fixture
@@ -71,3 +71,24 @@ def test_edit_replaces_exactly_one_occurrence(workspace):
         tools.edit("model_new.py", "b = 2", "b = 4")
     with pytest.raises(ToolError, match="occurs 0 times"):
         tools.edit("model_new.py", "zzz", "b = 4")
+
+
+class FilesOnly:
+    """A host that has files and nothing else: what the file tools act on."""
+
+    def __init__(self, files: FileTools) -> None:
+        self.files = files
+
+
+def test_every_call_is_dispatched_through_the_registry_and_bad_calls_come_back_to_the_model(workspace):
+    tools, root, _ = workspace
+    host = FilesOnly(tools)
+    assert [spec.name for spec in TOOL_SPECS] == list(TOOLS) == [
+        "read", "write", "edit", "list", "grep", "evaluate", "shell", "done"]
+    assert call_tool(host, "write", {"path": "kernels/a.cpp", "content": "int a;\n"}) == ToolOutcome(
+        "wrote kernels/a.cpp (2 lines)", True)
+    unknown = call_tool(host, "frobnicate", {"path": "task.py"})
+    assert not unknown.ok and unknown.invalid_call and unknown.output.startswith("unknown tool 'frobnicate' (have: read,")
+    missing = call_tool(host, "edit", {"path": "model_new.py", "old": "a"})
+    assert not missing.ok and missing.invalid_call and "edit: bad arguments" in missing.output
+    assert call_tool(host, "write", {"path": "kernels", "content": "x"}).output.startswith("write: ")

@@ -30,12 +30,12 @@ def test_a_turn_stores_only_what_is_new_so_the_log_grows_linearly(tmp_path):
     controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{transcript}", device="cpu",
                                                    sessions_root=tmp_path / "sessions"), lambda event: None)
     assert controller.run().reason == "done"
-    lines = [line for line in controller.log_path.read_text().splitlines() if '"kind": "llm_turn"' in line]
+    lines = [line for line in controller.session.log_path.read_text().splitlines() if '"kind": "llm_turn"' in line]
     sizes = [len(line.encode()) for line in lines[1:TURNS]]  # the same read, turn after turn (then done)
     assert len(sizes) == TURNS - 1 and max(sizes) - min(sizes) < 16, f"turn k's line grows with k: {sizes}"
     assert len(lines[0]) > max(sizes), "the first turn stores the opening (system prompt and task)"
 
-    contexts = [turn.context for turn in read_trajectory(controller.log_path).turns]
+    contexts = [turn.context for turn in read_trajectory(controller.session.log_path).turns]
     for previous, context in pairwise(contexts):
         assert len(context) == len(previous) + 2, "the previous response and its tool result"
     assert contexts[-1][2]["tool_calls"][0]["function"]["name"] == "read"

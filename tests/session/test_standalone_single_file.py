@@ -1,4 +1,5 @@
-"""An accepted or exported single file runs where kernelpilot is not installed: torch and a compiler alone."""
+"""An accepted or exported candidate, single file or workspace folder, runs where kernelpilot is not installed:
+torch and a compiler alone."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness import kernels
-from kernelpilot.session.accept import Project, single_file
+from kernelpilot.session.accept import Project, single_file, standalone_workspace
 
 MODEL_NEW = '''from pathlib import Path
 
@@ -77,6 +78,18 @@ def test_the_single_file_carries_its_loader_and_takes_kernelpilots_only_where_in
     compile(text, "model_new.py", "exec")
 
 
+def test_the_workspace_form_embeds_its_loader_and_keeps_its_kernel_files():
+    files = standalone_workspace(FILES)
+    assert {path: code for path, code in files.items() if path != "model_new.py"} == {
+        "kernels/relu_bias_scale.cpp": KERNEL, "kernels/scale.h": HEADER}
+    model = files["model_new.py"]
+    assert model.count("kernelpilot.harness") == 1 and "ops = load_kernels(Path(__file__).parent / \"kernels\")" in model
+    assert "try:\n    from kernelpilot.harness.kernels import load_kernels\nexcept ImportError:" in model
+    compile(model, "model_new.py", "exec")
+    more = dict(FILES, **{"model_new.py": "import kernelpilot.harness.task\n" + MODEL_NEW})
+    assert standalone_workspace(more) == more, "a model that needs more of kernelpilot is kept as it is"
+
+
 def test_a_model_that_imports_more_of_kernelpilot_is_refused_as_a_single_file():
     files = dict(FILES, **{"model_new.py": "import kernelpilot.harness.task\n" + MODEL_NEW})
     with pytest.raises(SessionError, match="imports more of kernelpilot"):
@@ -94,6 +107,18 @@ def test_an_accepted_single_file_builds_and_runs_with_kernelpilot_not_importable
     assert run.returncode == 0, run.stderr
     assert "ran with torch alone" in run.stdout
     assert list((tmp_path / "cache" / "kernelpilot-standalone").glob("*/kernels.so"))
+
+
+@pytest.mark.slow
+def test_an_accepted_workspace_folder_builds_and_runs_with_kernelpilot_not_importable(tmp_path: Path):
+    (tmp_path / "model.py").write_text("# task\n")
+    Project(tmp_path / "model.py", "s1").accept(1, FILES, None, form="workspace")
+    accepted = tmp_path / "model_kernelpilot" / "model_new.py"
+    run = subprocess.run([sys.executable, "-c", RUN_WITHOUT_KERNELPILOT, str(accepted)], cwd=tmp_path,
+                         env={"PATH": "/usr/bin:/bin:/usr/local/bin", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                              "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "ran with torch alone" in run.stdout
 
 
 @pytest.mark.slow

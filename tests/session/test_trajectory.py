@@ -50,7 +50,7 @@ def test_only_calls_that_were_themselves_wrong_count_as_tool_errors(tmp_path):
               ("list", {})]),
         ("", [("done", {})]))
     controller = run_session(tmp_path, transcript, shell=ShellPolicy(default="deny", allow=("false",)))
-    trajectory = read_trajectory(controller.log_path)
+    trajectory = read_trajectory(controller.session.log_path)
     assert trajectory.tool_errors == 5, \
         "unknown tool, arguments not JSON, a missing file, a read-only file, evaluate before model_new.py exists"
     assert trajectory.reward is None and [t.rewards for t in trajectory.turns] == [(), (), ()]

@@ -24,6 +24,7 @@ from kernelpilot.session.events import (
     TokenDelta,
     ToolCall,
     ToolResult,
+    UserDecision,
 )
 
 MODEL_NEW = '''from pathlib import Path
@@ -159,4 +160,6 @@ class ScriptedSession:
         return dict(FILES[commit])
 
     def record_decision(self, decision: str, candidate_id: int | None, detail: dict) -> None:
+        """Recorded, then reported like any event (the controller's session logs it, then shows it)."""
         self.decisions.append((decision, candidate_id, detail))
+        self.on_event(UserDecision(decision=decision, candidate_id=candidate_id, detail=dict(detail)))

@@ -10,7 +10,7 @@ import pytest
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.session.accept import Project, apply_hunks, hunks, single_file
+from kernelpilot.session.accept import Project, apply_hunks, hunks, single_file, standalone_workspace
 
 MODEL = """from pathlib import Path
 
@@ -24,6 +24,8 @@ ops = load_kernels(Path(__file__).parent / "kernels")
 class ModelNew(torch.nn.Module):
     pass
 """
+ACCEPTED_MODEL = standalone_workspace({"model_new.py": MODEL})["model_new.py"]
+"""As the workspace form writes it: the kernel loader embedded (it runs with torch alone)."""
 KERNEL = 'extern "C" void k(float* x) {}\n'
 PLAIN = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
 """A candidate without kernels of its own: its single file is itself."""
@@ -115,7 +117,7 @@ def test_undo_restores_the_tree_and_records_a_commit(repo: git.Repo):
     project.accept(1, {"model_new.py": MODEL}, RESULT)
     project.accept(2, {"model_new.py": MODEL + "# faster\n"}, RESULT)
     project.undo()
-    assert (root / "model_kernelpilot" / "model_new.py").read_text() == MODEL
+    assert (root / "model_kernelpilot" / "model_new.py").read_text() == ACCEPTED_MODEL
     project.undo()
     assert not (root / "model_kernelpilot").exists()
     assert repo.heads["kernelpilot/s1"].commit.message.startswith("kernelpilot: undo accept of candidate 1")
@@ -149,7 +151,7 @@ def test_an_accept_that_cannot_be_committed_writes_nothing_and_says_why_in_one_l
         project.accept(2, {"model_new.py": MODEL + "# faster\n", "kernels/k.cu": KERNEL}, RESULT)
     assert "\n" not in str(raised.value) and "kernelpilot/s1" in str(raised.value), str(raised.value)
     assert "lock" in str(raised.value)
-    assert (root / "model_kernelpilot" / "model_new.py").read_text() == MODEL
+    assert (root / "model_kernelpilot" / "model_new.py").read_text() == ACCEPTED_MODEL
     assert not (root / "model_kernelpilot" / "kernels").exists()
     assert [done.candidate_id for done in project.history] == [1]
 

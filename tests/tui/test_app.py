@@ -86,9 +86,9 @@ async def test_candidates_appear_with_status_speedups_and_best(project):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = app.query_one(CandidatesTable)
-        assert [r.status for r in table.results.values()] == [
+        assert [c.result.status for c in app.view.candidates.values()] == [
             "correct", "wrong", "correct", "build_failed", "guard_violation"]
-        assert table.best_id == 3
+        assert app.view.best_id == 3 and table.row_count == 5
         assert "★ best" in str(table.get_cell("3", "mark"))
         assert str(table.get_cell("3", "compile")) == "1.51×"
         notes = [entry.text for entry in app.query_one(Transcript).entries if entry.kind == "note"]
@@ -125,8 +125,8 @@ async def test_a_build_errors_location_opens_the_kernel_at_that_line(project):
         await pilot.pause()
         links = [segment.style.meta["@click"] for strip in app.query_one(CompileLog).lines for segment in strip
                  if segment.style and "@click" in segment.style.meta]
-        assert links == ["app.show_source('kernels/relu_bias_scale.cpp', 4)"]
-        await app.run_action(links[0])
+        assert links == ["show_source('kernels/relu_bias_scale.cpp', 4)"]
+        await app.run_action(links[0], app.query_one(CompileLog))  # what a click on the link does
         await pilot.pause()
         assert app.query_one("#views").active == "tab-kernel"
         kernel = app.query_one(KernelView)
@@ -312,7 +312,7 @@ async def test_manual_mode_offers_the_editor_while_it_runs_and_an_agent_session_
     app = KernelpilotApp(lambda on_event: Watching(on_event, [started]), task_path=project, gpu_interval=0)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.2)
-        assert app.running and "e" in footer_keys(app)
+        assert app.view.running and "e" in footer_keys(app)
         assert str(app.query_one("#status").content) == "manual · 0 saves · running", "no turns, no cost"
         await pilot.press("e")
         await pilot.pause(0.1)
@@ -354,7 +354,7 @@ async def test_typing_when_the_session_ends_stays_in_the_steering_box(project):
         await settle(pilot)
         steer = app.query_one("#steer")
         assert steer.has_focus and steer.value == "try AVX2 intrinsics, accept or reject"
-        assert sessions[0].decisions == [] and not app.query_one(CandidatesTable).marks
+        assert sessions[0].decisions == [] and not app.view.session.marks
         assert "session ended" in [n.title for n in app._notifications]
         await pilot.press("escape")
         assert footer_keys(app) == ["a", "r", "u", "d", "f", "q"], "no steer, pause or stop keys after the end"
@@ -365,7 +365,7 @@ async def test_the_cursor_rests_on_the_best_candidate_at_the_end(project):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = app.query_one(CandidatesTable)
-        assert table.best_id == 3 and table.selected_id == 3
+        assert app.view.best_id == 3 and table.selected_id == app.view.selected == 3
         assert app.loaded is not None and app.loaded.candidate_id == 3
 
 

@@ -40,7 +40,7 @@ def settings(task: Path, **overrides) -> SessionSettings:
 
 
 def session_log(app: KernelpilotApp):
-    return read_events(app.driver.session_dir / LOG_NAME)
+    return read_events(app.driver.session.log_path)
 
 
 async def test_steering_message_joins_the_agents_next_turn(project):
@@ -69,9 +69,8 @@ async def test_replayed_session_review_reject_accept_then_read_only(project):
     repo = git.Repo(project.parent)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        table = app.query_one(CandidatesTable)
-        assert [r.status for r in table.results.values()] == ["build_failed", "correct"]
-        assert table.best_id == 2
+        assert [c.result.status for c in app.view.candidates.values()] == ["build_failed", "correct"]
+        assert app.view.best_id == 2
 
         await select(pilot, 2)
         await select(pilot, 1)
@@ -92,7 +91,7 @@ async def test_replayed_session_review_reject_accept_then_read_only(project):
         assert "vs torch.compile" in text_of(app, "#timing-report")
         await pilot.press("a")
         await settle(pilot)
-        session_dir = app.driver.session_dir
+        session_dir = app.driver.session.directory
     kernel = project.parent / "model_kernelpilot" / "kernels" / "relu_bias_scale.cpp"
     assert "bias[c];" in kernel.read_text()
     assert repo.active_branch.name == "main"
@@ -105,7 +104,7 @@ async def test_replayed_session_review_reject_accept_then_read_only(project):
                             read_only=True, gpu_interval=0)
     async with review.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        table = review.query_one(CandidatesTable)
-        assert list(table.results) == [1, 2] and table.marks == {1: "rejected", 2: "accepted"}
+        assert list(review.view.candidates) == [1, 2] and review.view.session.marks == {1: "rejected", 2: "accepted"}
+        assert str(review.query_one(CandidatesTable).get_cell("1", "mark")) == "rejected"
         await select(pilot, 2)
         assert review.query_one(DiffView).hunks and not review.check_action("accept", ())
