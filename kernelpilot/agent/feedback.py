@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelpilot.harness.result import EvalResult
+from kernelpilot.harness.result import EvalResult, format_speedup
 
 ERROR_LIMIT = 6000
 
@@ -19,8 +19,8 @@ def describe_result(candidate_id: int, result: EvalResult) -> str:
     if times:
         lines.append("times (ms): " + ", ".join(f"{k} {v:.4g}" for k, v in times.items()))
     if result.speedup_vs_eager is not None:
-        lines.append(f"speedup vs eager {result.speedup_vs_eager:.3g}x, "
-                     f"vs torch.compile {result.speedup_vs_compile or 0:.3g}x")
+        lines.append(f"speedup vs eager {format_speedup(result.speedup_vs_eager)}, "
+                     f"vs torch.compile {format_speedup(result.speedup_vs_compile)}")
     if result.kernels:
         lines.append("kernels: " + ", ".join(f"{k.name} {k.time_ms:.4g} ms x{k.calls}" for k in result.kernels[:10]))
     return "\n".join(lines)
