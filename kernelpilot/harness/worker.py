@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 import types
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -53,6 +54,20 @@ from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream,
 KERNEL_PROFILE_RUNS = 5
 BACKGROUND_READINGS = 3
 """Eager's calls after which other threads' CPU time is read, as after each verified call of the candidate."""
+
+
+def device_kernel_rows(profiler: torch.profiler.profile, runs: int) -> list[dict]:
+    """Time and launches per run of each kernel the device ran, summed from the profiler's raw events: its Python
+    event tree costs minutes for a forward of tens of thousands of launches (a recurrent task's)."""
+    total_ns: Counter[str] = Counter()
+    launches: Counter[str] = Counter()
+    for event in profiler.profiler.kineto_results.events():
+        if event.device_type() == torch.autograd.DeviceType.CUDA and event.duration_ns() > 0:
+            total_ns[event.name()] += event.duration_ns()
+            launches[event.name()] += 1
+    rows = [{"name": name, "time_ms": ns / 1e6 / runs, "calls": round(launches[name] / runs)}
+            for name, ns in total_ns.items()]
+    return sorted(rows, key=lambda r: -r["time_ms"])
 
 
 def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
@@ -414,14 +429,14 @@ class Worker:
                 self.model(*input_sets[i % len(input_sets)])
             synchronize(self.device)
         kernels.profiling = False
+        if self.device == "cuda":
+            return device_kernel_rows(profiler, KERNEL_PROFILE_RUNS)
         rows = []
         for event in profiler.key_averages():
-            if self.device == "cuda":
-                if event.device_type != torch.autograd.DeviceType.CUDA or event.self_device_time_total <= 0:
-                    continue
-                total_us = event.self_device_time_total
-            elif event.key.startswith("kernelpilot::") or event.key.startswith("aten::"):
-                total_us = event.self_cpu_time_total if event.key.startswith("aten::") else event.cpu_time_total
+            if event.key.startswith("aten::"):
+                total_us = event.self_cpu_time_total
+            elif event.key.startswith("kernelpilot::"):
+                total_us = event.cpu_time_total
             else:
                 continue
             rows.append({"name": event.key, "time_ms": total_us / 1e3 / KERNEL_PROFILE_RUNS,
