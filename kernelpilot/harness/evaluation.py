@@ -166,7 +166,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
     waited = time.monotonic()
     observations.references.extend(prepared.loaded())  # the keeper is idle from here until the first trial
     observations.phase_seconds["keeper_wait"] = round(time.monotonic() - waited, 3)
-    worker.send({"baseline": True})
+    run.seeds["timing_seeds"] = prepared.timing_seeds()
+    worker.send({"baseline": True, "timing_seeds": run.seeds["timing_seeds"]})
     limits = {"setup": DEFAULT_SETUP_TIMEOUT_S, "build": options.build_timeout_s, "run": options.timeout_s}
     phase, budget_started = "start", time.monotonic()
     phase_started = started = last_poll = budget_started

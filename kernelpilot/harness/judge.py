@@ -372,6 +372,7 @@ def judge(run: Run, obs: Observations) -> EvalResult:
         protocol={
             **run.options.describe(),
             **run.seeds,
+            "input_sets": len(run.seeds["timing_seeds"]),
             "isolation": isolation_kind(),
             "device_name": run.device_name,
             "torch": torch.__version__,

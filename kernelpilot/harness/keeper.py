@@ -61,6 +61,8 @@ class Loaded:
     problem: str | None
     """Why the task cannot judge a kernel (it does not run, is non-deterministic or degenerate), in
     `kernelpilot eval`'s words."""
+    input_bytes: int = 0
+    """What one call's tensor inputs hold: the timing holds fewer input sets of a large task."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class Keeper:
         self.tol: float | None = None
         self.ready: dict[int, Answer] = {}
         """Answers made ahead (`Prepare`), by seed: one at a time."""
+        self.input_bytes = 0
 
     def load(self, request: Load) -> Loaded:
         task_path = Path(request.task_path)
@@ -134,7 +137,7 @@ class Keeper:
         if problem:
             problem = (f"degenerate task {task_path.name}: {problem}; a trivial answer would pass, so it cannot "
                        "judge a kernel")
-        return Loaded([answer.reference for answer in answers], problem)
+        return Loaded([answer.reference for answer in answers], problem, self.input_bytes)
 
     @torch.no_grad()
     def answer(self, seed: int, check_deterministic: bool = False, float64: bool = True) -> Answer:
@@ -143,6 +146,7 @@ class Keeper:
         Without `float64`, eager's answers alone: enough to tell whether the task can judge a kernel."""
         inputs = make_inputs(self.task, seed, self.device)
         input_checksum = checksum(inputs)
+        self.input_bytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
         native = as_outputs(self.model(*inputs))
         if not all(type(o) is torch.Tensor for o in native):
             kinds = ", ".join(type(o).__name__ for o in native)

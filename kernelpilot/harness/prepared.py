@@ -42,6 +42,7 @@ from kernelpilot.harness.protocol import (
     VERIFY_TRIALS,
     WARMUP_RUNS,
     EvalOptions,
+    timing_input_sets,
 )
 from kernelpilot.harness.task import check_task_file, sha256_file
 from kernelpilot.harness.verify import CallCheck, Reference
@@ -107,6 +108,12 @@ class PreparedJudge:
         if self._loaded.problem:
             raise TaskError(self._loaded.problem)
         return self._loaded.references
+
+    def timing_seeds(self) -> list[int]:
+        """The seeds of the input sets the timing rotates: as many as the task's inputs leave room for (after
+        `loaded`)."""
+        assert self._loaded is not None
+        return self.seeds["timing_seeds"][:timing_input_sets(self._loaded.input_bytes)]
 
     def answer_ahead(self, seed: int) -> None:
         """Let the keeper make `seed`'s reference answer now, for a call of the candidate's still to come."""

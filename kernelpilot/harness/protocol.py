@@ -22,6 +22,15 @@ TIMING_LOOP_VERSION = 4
 """Bumped whenever the timing loop changes: compile baselines cached under an older loop are re-measured."""
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
+TIMING_INPUT_BYTES = 4 << 30
+"""The rotated sets together hold at most this much (never fewer than one set): a task with 6 GB of inputs
+would otherwise hold 19 GB of them through its timing, beside its outputs and the keeper's float64 answers.
+One set still gives every run new values (`timing.FreshInputs`' curve)."""
+
+
+def timing_input_sets(input_bytes: int) -> int:
+    """How many input sets the timing rotates, for a task whose inputs hold `input_bytes`."""
+    return max(1, min(INPUT_SETS, TIMING_INPUT_BYTES // max(input_bytes, 1)))
 
 CHECK_SAMPLES = 4096
 """Elements of each output compared with eager's answer on the same inputs after every timed run, at
@@ -107,7 +116,6 @@ class EvalOptions:
             "post_timing_checks": POST_TIMING_CHECKS,
             "warmup_runs": WARMUP_RUNS,
             "timed_runs": self.timed_runs,
-            "input_sets": INPUT_SETS,
             "checked_timed_runs": self.timed_runs,
             "clock_calibration_runs": CLOCK_CALIBRATION_RUNS,
             "outside_clock_allowance": {"floor_ms": OUTSIDE_CLOCK_FLOOR_MS.get(self.device),

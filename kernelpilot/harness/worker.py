@@ -164,7 +164,7 @@ class Worker:
                                    torch_version=str(torch.__version__)))
         return model
 
-    def baselines(self, model: torch.nn.Module) -> None:
+    def baselines(self, model: torch.nn.Module, timing_seeds: list[int]) -> None:
         """Eager and torch.compile timed on exactly the inputs the candidate's timed runs will get.
 
         Eager's timed runs go through the same bookkeeping as the candidate's (`check_timed_run`): its
@@ -177,7 +177,8 @@ class Worker:
         self.enter("baseline")
         job, device = self.job, self.device
         self.flush = CacheFlusher(device, job["l2_flush_bytes"])
-        input_sets = [make_inputs(self.task, seed, device) for seed in job.pop("timing_seeds")]
+        job.pop("timing_seeds")  # the candidate, imported next, must find none of its timing's seeds
+        input_sets = [make_inputs(self.task, seed, device) for seed in timing_seeds]
         factor_seed = job.pop("factor_seed")
         compile_samples, latency = {}, {}
         with torch.no_grad():
@@ -469,9 +470,7 @@ class Worker:
 
     def _run(self) -> None:
         model = self.reference()
-        if json.loads(sys.stdin.readline() or "{}").get("baseline") is not True:
-            raise RuntimeError("the harness never asked for the baselines")
-        self.baselines(model)
+        self.baselines(model, baseline_go())
         del model
         try:
             self.load_candidate()
@@ -484,6 +483,15 @@ class Worker:
         except BaseException as error:  # SystemExit and KeyboardInterrupt from forward are the candidate's too
             self.channel.send(Failed("run", f"{self.phase}: {one_line(error)}"))
         self.final_observations()
+
+
+def baseline_go() -> list[int]:
+    """The parent's word to time the baselines, with the seeds of the input sets to rotate (as many as the
+    task's inputs leave room for): kept nowhere but in the baselines' own frame."""
+    go = json.loads(sys.stdin.readline() or "{}")
+    if go.get("baseline") is not True:
+        raise RuntimeError("the harness never asked for the baselines")
+    return go["timing_seeds"]
 
 
 def main() -> None:

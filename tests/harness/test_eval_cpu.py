@@ -16,6 +16,7 @@ import pytest
 import kernelpilot as kernelpilot_package
 from kernelpilot.errors import CandidateError
 from kernelpilot.harness import EvalOptions, evaluate, guards, prepare_judge
+from kernelpilot.harness import protocol as protocol_module
 from kernelpilot.harness.sandbox import unshare_form
 from kernelpilot.harness.task import sha256_file
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent, worker_pid
@@ -51,6 +52,14 @@ def test_result_records_the_protocol(fused):
     assert len(set(protocol["verify_seeds"])) == protocol["trials"]
     assert protocol["isolation"] in ("bwrap", "unshare+pid+ro", "unshare+pid", "unshare+ro", "unshare", "none")
     assert protocol["reference_dtype"] == "float64"
+    assert protocol["input_sets"] == len(protocol["timing_seeds"]) == 3
+
+
+def test_a_task_whose_inputs_fill_the_timing_s_room_is_timed_on_one_input_set(monkeypatch):
+    monkeypatch.setattr(protocol_module, "TIMING_INPUT_BYTES", 1)  # as 6 GB of inputs against 4 GB of room
+    result = evaluate(SMALL, CASES / "fused", CPU)
+    assert result.correct and not result.violations, (result.error, result.violations)
+    assert result.protocol["input_sets"] == len(result.protocol["timing_seeds"]) == 1
 
 
 def test_wrong_kernel_gets_minus_one_with_the_mismatch():
