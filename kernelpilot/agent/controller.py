@@ -159,8 +159,8 @@ class SessionController:
         self.model = settings.model or (None if started.model == MANUAL_MODEL else started.model)
         self._client = None
         self._opening = []
-        if settings.read_only:
-            return session
+        if settings.read_only or (session.ended and session.ended.reason == FINISHED):
+            return session  # `run()` only gives back its summary: no client, no key, no GPU asked for
         if started.device == "cuda" and default_device() != "cuda":
             raise UsageError(f"session {session.session_id} ran on cuda, and torch sees no GPU here")
         if self.model:

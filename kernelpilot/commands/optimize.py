@@ -87,7 +87,9 @@ class Reporter:
         self.task = progress.add_task("starting", total=None)
 
     def __call__(self, event: SessionEvent) -> None:
-        say = self.progress.console.print
+        def say(*objects, **options) -> None:  # one line per step, whatever the width: stderr is often a file or pipe
+            self.progress.console.print(*objects, soft_wrap=True, **options)
+
         if isinstance(event, SessionStarted):
             say(f"session {event.session_id}: {Path(event.task_path).name} · {event.model} · skill {event.skill} · "
                 f"{event.device}")

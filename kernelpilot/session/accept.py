@@ -87,6 +87,9 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
         if old.get(path) == new.get(path):
             continue
         matcher = _matcher(old.get(path), new.get(path))
+        # get_grouped_opcodes trims the first and last "equal" runs of the list get_opcodes caches, in place:
+        # the whole file's opcodes are taken before it runs, or the lines beyond a hunk's context are lost
+        opcodes = list(matcher.get_opcodes())
         picked = {
             (tag, i1, i2, j1, j2)
             for number, group in enumerate(matcher.get_grouped_opcodes(CONTEXT_LINES))
@@ -97,7 +100,7 @@ def apply_hunks(old: dict[str, str], new: dict[str, str], chosen: Iterable[str])
         if not picked:
             continue
         merged = []
-        for opcode in matcher.get_opcodes():
+        for opcode in opcodes:
             _, i1, i2, j1, j2 = opcode
             merged += matcher.b[j1:j2] if opcode in picked else matcher.a[i1:i2]
         if path not in old and not merged:

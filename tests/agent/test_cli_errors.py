@@ -88,3 +88,18 @@ def test_bad_config_file_is_a_user_error(tmp_path, monkeypatch, capsys):
     (tmp_path / "kernelpilot.toml").write_text('modle = "openai/gpt-4o"\n')
     assert main(["optimize", str(TASK), "--model", f"replay:{TRANSCRIPT}", "--headless"]) == 2
     assert "unknown setting 'modle'" in capsys.readouterr().err
+
+
+def test_headless_progress_says_the_provider_error_in_one_line():
+    """stderr is not a terminal: rich would wrap a long line at 80 columns, splitting the provider's error."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from kernelpilot.commands.optimize import Reporter
+    from kernelpilot.session.events import SessionEnded
+
+    out = io.StringIO()
+    reason = ("llm_error: ProviderError: APIConnectionError (openai): cannot reach http://127.0.0.1:9/v1: "
+              "[Errno 111] Connection refused")
+    Reporter(Progress(console=Console(file=out, width=80)))(SessionEnded(reason=reason))
+    assert out.getvalue() == f"session ended: {reason}\n"

@@ -112,3 +112,15 @@ def test_a_tool_the_loop_does_not_have_is_answered_not_run(tmp_path):
     results = [e for e in events if isinstance(e, ToolResult)]
     assert [(r.name, r.ok) for r in results] == [("compile", False), ("read", False), ("done", True)]
     assert "unknown tool 'compile'" in results[0].output and "evaluate" in results[0].output
+
+
+def test_resuming_a_finished_session_needs_no_provider_key(tmp_path, monkeypatch):
+    """A finished session's `--resume` only gives back its summary: no client is made, so no API key is asked for."""
+    path = write_transcript(tmp_path, ("", [("done", {})]))
+    first = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
+                                              sessions_root=tmp_path), lambda event: None)
+    assert first.run().reason == "done"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    again = SessionController(SessionSettings(resume=first.session_id, model="openai/gpt-4o", device="cpu",
+                                              sessions_root=tmp_path), lambda event: None)
+    assert again.run().reason == "done"

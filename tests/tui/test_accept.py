@@ -55,6 +55,15 @@ def test_hunks_apply_only_the_chosen_ones():
     assert apply_hunks(new, {}, ["b.txt#0"]) == {"a.txt": new["a.txt"]}
 
 
+def test_a_chosen_hunk_keeps_the_lines_beyond_its_context():
+    """A hunk in the middle of a file: the lines more than CONTEXT_LINES away from it, before and after, stay."""
+    old = {"k.cpp": "".join(f"{i}\n" for i in range(15))}
+    new = {"k.cpp": old["k.cpp"].replace("7\n", "")}
+    [only] = hunks(old, new)
+    assert apply_hunks(old, new, [only.id]) == new
+    assert apply_hunks(new, old, [hunks(new, old)[0].id]) == old
+
+
 def test_single_file_embeds_kernels_and_loads_them_from_sources():
     text = single_file({"model_new.py": MODEL, "kernels/k.cu": KERNEL})
     assert "load_kernel_sources(SOURCES)" in text and "'k.cu'" in text

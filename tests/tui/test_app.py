@@ -55,7 +55,9 @@ def make_app(task: Path, events=None, started: threading.Event | None = None,
                                         started=started))
         return sessions[0]
 
-    return KernelpilotApp(connect, task_path=task, gpu_interval=0, **kwargs), sessions
+    app = KernelpilotApp(connect, task_path=task, gpu_interval=0, **kwargs)
+    app.NOTIFICATION_TIMEOUT = 600  # Textual drops a notification 5 s after it is raised: a loaded machine's tests outlast that
+    return app, sessions
 
 
 def text_of(app: KernelpilotApp, selector: str) -> str:
