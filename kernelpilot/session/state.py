@@ -50,7 +50,7 @@ class Usage:
 @dataclass
 class SessionState:
     """The fold. `marks` follow the user's decisions: one candidate at a time is accepted (the last accept), an
-    undo gives the mark back to the accept before it; a rejection marks its candidate."""
+    undo gives the mark back to the accept before it; a rejection marks its candidate, until an unreject."""
 
     started: SessionStarted | None = None
     candidates: dict[int, CandidateRecord] = field(default_factory=dict)
@@ -82,6 +82,8 @@ class SessionState:
                     self._mark(self.accepts[-1], ACCEPTED)
             case UserDecision(decision="reject"):
                 self._mark(event.candidate_id, REJECTED)
+            case UserDecision(decision="unreject") if self.marks.get(event.candidate_id) == REJECTED:
+                del self.marks[event.candidate_id]
             case SessionEnded():
                 self.ended = event
 

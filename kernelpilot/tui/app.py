@@ -45,6 +45,7 @@ from kernelpilot.session.events import (
     UserDecision,
     UserMessage,
 )
+from kernelpilot.session.state import REJECTED
 from kernelpilot.session.store import FINISHED
 from kernelpilot.tui.commands import ActionsProvider
 from kernelpilot.tui.config import load_keymap, load_state, save_state
@@ -103,7 +104,8 @@ class KernelpilotApp(App[int]):
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept",
                 tooltip="write the selected candidate (or its chosen hunks) into your project"),
-        Binding("r", "reject", "Reject", id="reject", tooltip="mark the selected candidate rejected"),
+        Binding("r", "reject", "Reject", id="reject",
+                tooltip="mark the selected candidate rejected, or take its rejection back"),
         Binding("u", "undo", "Undo", id="undo", tooltip="take back the last accept"),
         Binding("d", "cycle_diff_base", "Diff base", id="diff_base",
                 tooltip="diff against the accepted state, the previous or the best candidate"),
@@ -435,7 +437,9 @@ class KernelpilotApp(App[int]):
         self.refresh_bindings()
 
     def action_reject(self) -> None:
-        self.record_decision("reject", self.view.selected)
+        """A toggle: a stray `r` (a word typed with the candidates focused) is taken back with another."""
+        rejected = self.view.session.marks.get(self.view.selected) == REJECTED
+        self.record_decision("unreject" if rejected else "reject", self.view.selected)
 
     @work(thread=True, exit_on_error=False, group="decisions")
     def record_decision(self, decision: str, candidate_id: int | None) -> None:

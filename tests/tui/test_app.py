@@ -191,6 +191,21 @@ async def test_accept_is_unavailable_for_a_wrong_candidate_and_reject_changes_no
     assert sessions[0].decisions == [("reject", 2, {})]
 
 
+async def test_a_second_r_takes_a_rejection_back(project):
+    app, sessions = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, 3)
+        await pilot.press("r")
+        await settle(pilot)
+        assert str(app.query_one(CandidatesTable).get_cell("3", "mark")) == "★ best rejected"
+        await pilot.press("r")
+        await settle(pilot)
+        assert str(app.query_one(CandidatesTable).get_cell("3", "mark")).strip() == "★ best"
+        assert app.view.session.marks == {}
+    assert [d[:2] for d in sessions[0].decisions] == [("reject", 3), ("unreject", 3)]
+
+
 async def test_chosen_hunks_only_and_undo(project):
     app, sessions = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
