@@ -84,7 +84,9 @@ LIVE_ACTIONS = {"accept", "reject", "undo", "toggle_form", "pause", "stop", "foc
 AGENT_ACTIONS = {"pause", "stop", "focus_steer", "steer_ended"}
 """What a manual session, with no agent, does not offer."""
 
+STEER_PLACEHOLDER = "steer the agent: a message for its next turn (enter sends)"
 ENDED_PLACEHOLDER = "session ended: the agent takes no more messages"
+READ_ONLY_PLACEHOLDER = "read-only review: `optimize --resume` continues a session"
 
 WIDGET_STYLESHEETS = sorted((Path(__file__).parent / "widgets").glob("*.tcss"))
 """Each widget's stylesheet lives beside its module."""
@@ -156,7 +158,7 @@ class KernelpilotApp(App[int]):
             with Vertical(id="left"):
                 yield Static(id="status")
                 yield Transcript(id="transcript")
-                yield SteerInput(placeholder="steer the agent: a message for its next turn (enter sends)", id="steer",
+                yield SteerInput(placeholder=READ_ONLY_PLACEHOLDER if self.read_only else STEER_PLACEHOLDER, id="steer",
                                  disabled=self.read_only)
             with Vertical(id="right"):
                 yield CandidatesTable(id="candidates")
@@ -305,7 +307,7 @@ class KernelpilotApp(App[int]):
         rest of a sentence would land on the candidates' keys (an `r` in it rejects)."""
         self.view.running = False
         steer = self.query_one("#steer", Input)
-        steer.placeholder = ENDED_PLACEHOLDER
+        steer.placeholder = READ_ONLY_PLACEHOLDER if self.read_only else ENDED_PLACEHOLDER
         if steer.has_focus or steer.value:
             self.notify("the agent takes no more messages; what you type stays in the steering box",
                         title="session ended")

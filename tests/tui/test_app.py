@@ -490,6 +490,7 @@ async def test_read_only_session_can_be_reviewed_but_not_changed(project):
         assert app.query_one(DiffView).hunks
         assert not app.check_action("accept", ()) and app.check_action("pause", ()) is False
         assert app.query_one("#steer").disabled
+        assert app.query_one("#steer").placeholder.startswith("read-only review")
         await pilot.press("1", "space")
         diff = app.query_one(DiffView)
         assert diff.chosen == set() and "space" not in str(app.query_one("#diff-title").content)
