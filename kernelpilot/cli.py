@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     finetune.add_argument("--out", help="output folder (default: runs/finetune)")
     finetune.add_argument("--resume", action="store_true", help="continue the run under --out from its checkpoint")
     finetune.add_argument("--merge", action="store_true", help="also save the base model with the adapter merged in")
+    finetune.add_argument("--fsdp", action="store_true",
+                          help="under torchrun/accelerate launch: shard the base model over the processes (FSDP2), "
+                               "for a base too large for one device")
 
     verbs.add_parser("doctor", help="check GPU, driver, toolchain and caches")
     return parser

@@ -23,14 +23,15 @@ def exists(out: Path) -> bool:
     return (folder(out) / "state.pt").is_file()
 
 
-def save(out: Path, model: Any, head: Any, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
-    """`state`: plain data (stage, step, metrics so far) saved with the optimizer's state."""
+def save(out: Path, model: Any, adapter: dict[str, torch.Tensor], head: Any, state: dict[str, Any]) -> None:
+    """`adapter`: the model's trainable tensors, whole (`distributed.trainable_state`); `state`: plain data (stage,
+    step, metrics so far) and the optimizer's state."""
     partial = out / f"{FOLDER}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    model.save_pretrained(partial / ADAPTER)
+    model.save_pretrained(partial / ADAPTER, state_dict=adapter)
     head.save(partial)
-    torch.save({**state, "optimizer": optimizer.state_dict()}, partial / "state.pt")
+    torch.save(state, partial / "state.pt")
     shutil.rmtree(folder(out), ignore_errors=True)
     partial.replace(folder(out))
 

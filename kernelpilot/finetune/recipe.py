@@ -67,6 +67,9 @@ class FinetuneOptions:
     seed: int = 0
     resume: bool = False
     merge: bool = False
+    fsdp: bool = False
+    """Shard the base model over the processes (FSDP2) rather than hold it whole in each: for a base too large for
+    one device. Nothing to shard over in one process."""
 
     @property
     def stages(self) -> tuple[str, ...]:

@@ -83,13 +83,14 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
     session skipped here (on rank 0). Raises UsageError before any training when the base model, the output
     folder or the sessions cannot be used."""
     started = time.monotonic()
-    ranks = distributed.start()
+    ranks = distributed.start(options.fsdp)
     say = say if ranks.main else lambda line: None
     for line in unreadable:
         say(line)
-    _check_out(options)
+    _check_out(options, ranks)
     import_peft()
-    model, tokenizer = load_pretrained(options.base_model, device=str(ranks.device))
+    # A base to be sharded is loaded on the CPU: FSDP moves each rank's shards to its device.
+    model, tokenizer = load_pretrained(options.base_model, device="cpu" if ranks.fsdp else str(ranks.device))
     if ranks.device.type == "cuda":
         model.to(torch.bfloat16)
     samples, skipped = _tokenise(trajectories, tokenizer, model, say)
@@ -101,19 +102,26 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
                         rft=len(eligible("rft", samples)), critic=len(eligible("critic", samples)),
                         ppo=len(eligible("ppo", samples)),
                         without_logprobs=len(samples) - len(eligible("ppo", samples)))
-    trainer = Trainer(with_adapter(model, options), options, ranks)
+    adapted = with_adapter(model, options)
+    if ranks.fsdp:
+        distributed.shard_model(adapted, decoder_layers(adapted), ranks)
+    trainer = Trainer(adapted, options, ranks)
     trainer.run(pools)
     report = FinetuneReport(version="", base_model=options.base_model, device=str(ranks.device),
                             world_size=ranks.world, options=options.to_json(), recipe=recipe_json(),
                             sessions=sessions, stages=tuple(trainer.outcomes), steps=tuple(trainer.steps))
+    adapter = distributed.trainable_state(trainer.model)
     if ranks.main:
-        report = _write_outputs(trainer, tokenizer, report, started)
+        report = _write_outputs(trainer, adapter, tokenizer, report, started)
     distributed.barrier()
     distributed.stop()
     return report
 
 
-def _check_out(options: FinetuneOptions) -> None:
+def _check_out(options: FinetuneOptions, ranks: distributed.Ranks) -> None:
+    if ranks.fsdp and options.merge:
+        raise UsageError("--merge cannot merge into a sharded base: merge the saved adapter in one process instead "
+                         "(peft's merge_and_unload)")
     if options.resume and not checkpoint.exists(options.out):
         raise UsageError(f"nothing to resume: {options.out} holds no checkpoint")
     if not options.resume and checkpoint.exists(options.out):
@@ -156,6 +164,16 @@ def with_adapter(model: Any, options: FinetuneOptions) -> Any:
     return adapted
 
 
+def decoder_layers(model: Any) -> list[torch.nn.Module]:
+    """The base's repeated blocks, the units FSDP gathers one at a time: the classes its transformers model names as
+    never to be split between devices (`_no_split_modules`, what accelerate's FSDP wraps too)."""
+    names = set(model.get_base_model()._no_split_modules or ())
+    layers = [module for module in model.modules() if type(module).__name__ in names]
+    if not layers:
+        raise UsageError("--fsdp: the base model names no decoder layer class (_no_split_modules) to shard by")
+    return layers
+
+
 @dataclass(frozen=True)
 class _Rollout:
     """What PPO fixes about a sample before updating on it (tensors over its response tokens)."""
@@ -168,6 +186,8 @@ class _Rollout:
     returns: torch.Tensor
     hidden: torch.Tensor
     entropy: torch.Tensor
+    weight: float
+    """1, or 0 for a pass that only keeps FSDP's collectives in step (`Trainer._passes`)."""
 
 
 class Trainer:
@@ -177,6 +197,8 @@ class Trainer:
         self.model, self.options, self.ranks = model, options, ranks
         self.device = ranks.device
         self.head = ValueHead(model.get_output_embeddings().in_features).to(self.device)
+        # One root over both names every tensor of the optimizer's state, which is how it is saved.
+        self.named = torch.nn.ModuleDict({"policy": model, "value_head": self.head})
         self.adapter_params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW([{"params": self.adapter_params, "lr": options.lr},
                                             {"params": list(self.head.parameters()), "lr": CRITIC_LR}],
@@ -194,16 +216,19 @@ class Trainer:
             raise UsageError(f"the checkpoint in {self.options.out} was trained from {state['base_model']!r}, "
                              f"not {self.options.base_model!r}")
         self.head.load(checkpoint.folder(self.options.out))
-        self.optimizer.load_state_dict(state["optimizer"])
+        distributed.load_optimizer_state(self.named, self.optimizer, state["optimizer"])
         self.steps = [StepMetrics.from_json(m) for m in state["steps"]]
         self.outcomes = [StageOutcome(**o) for o in state["outcomes"]]
         self.stage, self.stage_step = state["stage"], state["stage_step"]
 
     def _save(self) -> None:
+        adapter = distributed.trainable_state(self.model)
+        optimizer = distributed.optimizer_state(self.named, self.optimizer)
         if self.ranks.main:
-            checkpoint.save(self.options.out, self.model, self.head, self.optimizer, {
+            checkpoint.save(self.options.out, self.model, adapter, self.head, {
                 "base_model": self.options.base_model, "stage": self.stage, "stage_step": self.stage_step,
-                "steps": [m.to_json() for m in self.steps], "outcomes": [vars(o) for o in self.outcomes]})
+                "steps": [m.to_json() for m in self.steps], "outcomes": [vars(o) for o in self.outcomes],
+                "optimizer": optimizer})
         distributed.barrier()
 
     # -- the run -----------------------------------------------------------------------------------------------
@@ -277,12 +302,12 @@ class Trainer:
         """Supervised finetuning on the model's tokens of good sessions (temperature 1: the distribution itself)."""
         tokens = self._tokens(shard)
         loss_sum = entropy_sum = 0.0
-        for sample in shard:
+        for sample, weight in self._passes(shard, batch[0]):
             out = view(self.model, sample, self.device, at_temperature=False)
             loss = -out.logprobs.sum()
-            (loss / tokens).backward()
-            loss_sum += loss.item()
-            entropy_sum += out.entropy.sum().item()
+            (loss * weight / tokens).backward()
+            loss_sum += weight * loss.item()
+            entropy_sum += weight * out.entropy.sum().item()
         self._apply(self.adapter_params)
         sums = self._sum(loss=loss_sum, entropy=entropy_sum)
         return {"loss": sums["loss"] / tokens, "entropy": sums["entropy"] / tokens, "tokens": int(tokens),
@@ -293,8 +318,9 @@ class Trainer:
         session's features are computed once and reused for every later step."""
         tokens = self._tokens(shard)
         loss_sum, variance = 0.0, torch.zeros(5, dtype=torch.float64)
+        self._cache_features(shard, batch[0])
         for sample in shard:
-            values = self.head(self._features(sample))
+            values = self.head(self.critic_features[id(sample)])
             with torch.no_grad():
                 rewards, discounts = token_rewards(sample, self.options.reward_shaping)
                 _, returns = gae(rewards.to(self.device), values.detach(), discounts.to(self.device))
@@ -307,19 +333,19 @@ class Trainer:
         return {"loss": sums["loss"] / tokens, "tokens": int(tokens), "reward": _mean_reward(batch),
                 "explained_variance": explained_variance(distributed.all_sum(variance))}
 
-    def _features(self, sample: Sample) -> torch.Tensor:
-        key = id(sample)
-        if key not in self.critic_features:
-            with torch.no_grad():
-                self.critic_features[key] = hidden_states(self.model, sample, self.device)
-        return self.critic_features[key]
+    def _cache_features(self, shard: list[Sample], filler: Sample) -> None:
+        """The features of the sessions in `shard` not seen yet (a filler's are true features too: kept as well)."""
+        missing = [sample for sample in shard if id(sample) not in self.critic_features]
+        with torch.no_grad():
+            for sample, _ in self._passes(missing, filler):
+                self.critic_features[id(sample)] = hidden_states(self.model, sample, self.device)
 
     def _ppo_step(self, batch: list[Sample], shard: list[Sample]) -> dict[str, float]:
         """PPO_EPOCHS passes of the clipped, importance-weighted surrogate plus the KL penalty and the value loss."""
         tokens = self._tokens(shard)
-        rollouts = [self._rollout(sample) for sample in shard]
-        variance = sum((variance_sums(self.head(r.hidden).detach().cpu(), r.returns.cpu()) for r in rollouts),
-                       torch.zeros(5, dtype=torch.float64))
+        rollouts = [self._rollout(sample, weight) for sample, weight in self._passes(shard, batch[0])]
+        variance = sum((r.weight * variance_sums(self.head(r.hidden).detach().cpu(), r.returns.cpu())
+                        for r in rollouts), torch.zeros(5, dtype=torch.float64))
         loss_sum = kl_sum = clipped_sum = 0.0
         for _ in range(PPO_EPOCHS):
             for rollout in rollouts:
@@ -328,19 +354,19 @@ class Trainer:
                                                  rollout.advantages, self.options.importance_cap)
                 kl = kl_to_base(out.logprobs, rollout.base_logprobs)
                 loss = (surrogate + KL_COEF * kl + value_loss(self.head(rollout.hidden), rollout.returns)).sum()
-                (loss / tokens).backward()
-                loss_sum += loss.item()
-                kl_sum += kl.sum().item()
-                clipped_sum += clipped.sum().item()
+                (loss * rollout.weight / tokens).backward()
+                loss_sum += rollout.weight * loss.item()
+                kl_sum += rollout.weight * kl.sum().item()
+                clipped_sum += rollout.weight * clipped.sum().item()
             self._apply([*self.adapter_params, *self.head.parameters()])
-        entropy_sum = sum(r.entropy.sum().item() for r in rollouts)
+        entropy_sum = sum(r.weight * r.entropy.sum().item() for r in rollouts)
         sums = self._sum(loss=loss_sum, kl=kl_sum, clipped=clipped_sum, entropy=entropy_sum)
         passes = tokens * PPO_EPOCHS
         return {"loss": sums["loss"] / passes, "kl": sums["kl"] / passes, "clip_fraction": sums["clipped"] / passes,
                 "entropy": sums["entropy"] / tokens, "tokens": int(tokens), "reward": _mean_reward(batch),
                 "explained_variance": explained_variance(distributed.all_sum(variance))}
 
-    def _rollout(self, sample: Sample) -> _Rollout:
+    def _rollout(self, sample: Sample, weight: float) -> _Rollout:
         with torch.no_grad():
             with self.model.disable_adapter():
                 base = view(self.model, sample, self.device).logprobs
@@ -348,9 +374,15 @@ class Trainer:
             rewards, discounts = token_rewards(sample, self.options.reward_shaping)
             advantages, returns = gae(rewards.to(self.device), self.head(now.hidden), discounts.to(self.device))
         return _Rollout(sample, now.logprobs, behaviour_logprobs(sample).to(self.device), base, advantages,
-                        returns, now.hidden, now.entropy)
+                        returns, now.hidden, now.entropy, weight)
 
     # -- helpers ---------------------------------------------------------------------------------------------
+
+    def _passes(self, shard: list[Sample], filler: Sample) -> list[tuple[Sample, float]]:
+        """`shard`'s sessions at weight 1, then under FSDP as many passes over `filler` at weight 0 as make this
+        rank's count the largest any rank has: a sharded model's every forward and backward pass is a collective."""
+        padding = distributed.most(len(shard)) - len(shard) if self.ranks.fsdp else 0
+        return [(sample, 1.0) for sample in shard] + [(filler, 0.0)] * padding
 
     def _tokens(self, shard: list[Sample]) -> float:
         """The step's response tokens over all ranks: every loss is divided by it."""
@@ -362,16 +394,18 @@ class Trainer:
 
     def _apply(self, params: list[torch.nn.Parameter]) -> None:
         distributed.sum_gradients(params)
-        torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
+        distributed.clip_grad_norm(params, MAX_GRAD_NORM)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 
 
-def _write_outputs(trainer: Trainer, tokenizer: Any, report: FinetuneReport, started: float) -> FinetuneReport:
-    """The adapter, the value head, the version id, a merged model on request, and the report, under --out."""
+def _write_outputs(trainer: Trainer, adapter_state: dict[str, torch.Tensor], tokenizer: Any, report: FinetuneReport,
+                   started: float) -> FinetuneReport:
+    """The adapter (`adapter_state`, gathered), the value head, the version id, a merged model on request, and the
+    report, under --out."""
     out = trainer.options.out
     adapter = out / "adapter"
-    trainer.model.save_pretrained(adapter)
+    trainer.model.save_pretrained(adapter, state_dict=adapter_state)
     head = trainer.head.save(out)
     last = trainer.steps[-1]
     digest = hashlib.sha256()

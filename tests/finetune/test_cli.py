@@ -1,4 +1,4 @@
-"""`kernelpilot finetune` on session logs: what it prints, what it refuses in one line (exit 2), and DDP."""
+"""`kernelpilot finetune` on session logs: what it prints, what it refuses in one line (exit 2), DDP and FSDP."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import torch
 
 from kernelpilot.cli import main
 
@@ -58,23 +60,70 @@ def test_a_corrupt_log_is_skipped_with_one_line_and_the_rest_trains(capsys, smol
     assert report["sessions"]["read"] == 2 and len(report["sessions"]["skipped"]) == 1
 
 
-@pytest.mark.slow
-def test_two_processes_compute_the_same_step_1_losses_as_one(smollm2, tmp_path):
-    """torchrun over gloo on the CPU: the batch split between ranks (unevenly: 2 RFT sessions, 3 for the critic
-    and PPO), the losses normalised by the token count of all ranks together."""
+ARGS = ("--base-model", "smollm2-135m", "--max-steps", "1", "--batch-size", "3", "--lora-rank", "4")
+
+
+@pytest.fixture(scope="module")
+def logs(smollm2, tmp_path_factory) -> Path:
+    """Three sessions with behaviour logprobs: 2 for RFT and 3 for the critic and PPO, uneven over two ranks."""
     model, tokenizer = smollm2
+    root = tmp_path_factory.mktemp("logs")
     for i, (responses, reward) in enumerate([([tool_call("Fuse the add into the relu."), "Done."], 3),
                                              (["Write one kernel."], 2), ([tool_call("Call torch.relu.")], -1)]):
-        write_log(with_behaviour(trajectory(responses, reward, session_id=f"s{i}"), model, tokenizer), tmp_path / "logs")
-    args = ["finetune", str(tmp_path / "logs"), "--base-model", "smollm2-135m", "--max-steps", "1", "--batch-size", "3",
-            "--lora-rank", "4"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "kernelpilot", *args, "--out", str(tmp_path / "one")], check=True, env=env)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "kernelpilot", *args,
-                    "--out", str(tmp_path / "two")], check=True, env=env)
-    one, two = (json.loads((tmp_path / run / "report.json").read_text()) for run in ("one", "two"))
-    assert two["world_size"] == 2
-    assert [s["stage"] for s in two["steps"]] == ["rft", "critic", "ppo"]
-    for alone, split in zip(one["steps"], two["steps"]):
-        assert split["tokens"] == alone["tokens"]
-        assert split["loss"] == pytest.approx(alone["loss"], rel=1e-4)
+        write_log(with_behaviour(trajectory(responses, reward, session_id=f"s{i}"), model, tokenizer), root)
+    return root
+
+
+def launch(logs: Path, out: Path, *argv: str, processes: int = 1) -> dict:
+    """`kernelpilot finetune` on `logs` (under torchrun for several processes, over gloo); its report.json."""
+    launcher = ["-m", "torch.distributed.run", "--nproc_per_node", str(processes)] if processes > 1 else []
+    subprocess.run([sys.executable, *launcher, "-m", "kernelpilot", "finetune", str(logs), *ARGS, *argv,
+                    "--out", str(out)], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def alone(logs, tmp_path_factory) -> Path:
+    """The output folder of one process's run on `logs`."""
+    out = tmp_path_factory.mktemp("alone") / "run"
+    launch(logs, out)
+    return out
+
+
+def assert_same_losses(split: dict, alone: Path) -> None:
+    one = json.loads((alone / "report.json").read_text())
+    assert split["world_size"] == 2
+    assert [s["stage"] for s in split["steps"]] == ["rft", "critic", "ppo"]
+    for single, shared in zip(one["steps"], split["steps"]):
+        assert shared["tokens"] == single["tokens"]
+        assert shared["loss"] == pytest.approx(single["loss"], rel=1e-4)
+
+
+@pytest.mark.slow
+def test_two_processes_compute_the_same_step_1_losses_as_one(logs, alone, tmp_path):
+    """torchrun over gloo on the CPU: the batch split between ranks (unevenly: 2 RFT sessions, 3 for the critic
+    and PPO), the losses normalised by the token count of all ranks together."""
+    assert_same_losses(launch(logs, tmp_path / "two", processes=2), alone)
+
+
+@pytest.mark.slow
+def test_fsdp_over_two_processes_trains_what_one_does_and_saves_a_whole_adapter(logs, alone, tmp_path):
+    """--fsdp shards the base over the ranks (FSDP2, gloo): the same losses as one process though a rank with fewer
+    sessions runs padding passes, an adapter saved whole that loads in one process and equals one process's, and a
+    checkpoint that resumes sharded."""
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    from kernelpilot.finetune.pretrained import load_pretrained
+
+    sharded = tmp_path / "fsdp"
+    assert_same_losses(launch(logs, sharded, "--fsdp", processes=2), alone)
+    one, two = (load_file(run / "adapter" / "adapter_model.safetensors") for run in (alone, sharded))
+    assert {name: t.shape for name, t in two.items()} == {name: t.shape for name, t in one.items()}
+    assert all(t.abs().max() > 0 for name, t in two.items() if "lora_B" in name), "every adapted layer trained"
+    for name, tensor in two.items():
+        torch.testing.assert_close(tensor, one[name], atol=1e-6, rtol=1e-3)
+    PeftModel.from_pretrained(load_pretrained("smollm2-135m", device="cpu")[0], sharded / "adapter")
+
+    resumed = launch(logs, sharded, "--fsdp", "--resume", "--epochs", "2", "--max-steps", "2", processes=2)
+    assert [(s["stage"], s["stage_step"]) for s in resumed["steps"]][-2:] == [("ppo", 1), ("ppo", 2)]
