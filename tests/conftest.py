@@ -6,7 +6,11 @@ import os
 import tempfile
 
 import pytest
-import torch
+
+# Two cores are shared between this process and the evaluations' processes: OpenMP threads that spin at each
+# barrier while another process holds a core made in-process training ten times slower under that load.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import torch  # noqa: E402  (after the OpenMP setting, which is read when torch loads its runtime)
 
 _CACHE = tempfile.mkdtemp(prefix="kernelpilot-test-cache-")
 os.environ.setdefault("KERNELPILOT_CACHE_DIR", _CACHE)
