@@ -42,6 +42,7 @@ from kernelpilot.agent.textproto import parse_tool_calls
 from kernelpilot.agent.tools import TOOL_SPECS, FileTools, ToolError, ToolOutcome, call_tool, parse_arguments
 from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
+from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.task import check_task_file
 from kernelpilot.session.contexts import TurnContexts
@@ -412,7 +413,7 @@ class SessionController:
         try:
             result = evaluate(session.workspace.task_copy, folder, self._eval_options(), prepared=prepared,
                               on_log=lambda line: self._emit(BuildLogLine(candidate_id=candidate_id, line=line)))
-        except KernelpilotError as error:
+        except (KernelpilotError, KeeperFailure) as error:  # the task, or the judge's own process: not the candidate
             raise ToolError(f"not evaluated: {error}", invalid_call=False) from None
         finally:
             self._prepare_next_judge()

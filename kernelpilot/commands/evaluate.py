@@ -7,6 +7,7 @@ import sys
 import torch
 
 from kernelpilot.harness import EvalOptions, EvalResult, evaluate
+from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.result import format_speedup
 
 
@@ -46,6 +47,10 @@ def summary(result: EvalResult) -> str:
 
 def run(args) -> int:
     on_log = None if args.json else (lambda line: sys.stderr.write(line + "\n"))
-    result = evaluate(args.task, args.candidate, options_from(args), on_log=on_log)
+    try:
+        result = evaluate(args.task, args.candidate, options_from(args), on_log=on_log)
+    except KeeperFailure as failure:  # the judge's own process failed: no verdict on the candidate
+        sys.stderr.write(f"kernelpilot: not evaluated: {str(failure).splitlines()[0]}\n")
+        return 1
     print(result.dumps() if args.json else summary(result))
     return 0

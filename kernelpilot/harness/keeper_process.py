@@ -65,7 +65,10 @@ class KeeperProcess:
         return self.receive(timeout_s)
 
     def _gone(self, how: str) -> str:
-        self.process.poll()
+        try:
+            self.process.wait(timeout=2)  # its pipe closed as it exited: its status is a moment away
+        except subprocess.TimeoutExpired:
+            pass
         tail = self.stderr.text().strip()[-1500:]
         return f"the judge's reference keeper {how} (status {self.process.returncode})" + (f":\n{tail}" if tail else "")
 
