@@ -27,6 +27,7 @@ from kernelpilot.harness import baselines
 from kernelpilot.harness.channel import ParentChannel, Received
 from kernelpilot.harness.judge import check_task
 from kernelpilot.harness.keeper import Check, Checked, Load, Loaded, Prepare
+from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.messages import Done, Failed, Observed, TaskInfo
 from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.protocol import (
@@ -104,7 +105,11 @@ class PreparedJudge:
         non-deterministic or degenerate). Waited for before any timing: the keeper is idle from then on
         until the candidate's answers come."""
         if self._loaded is None:
-            self._loaded = self.worker.keeper.receive(DEFAULT_SETUP_TIMEOUT_S)
+            try:
+                self._loaded = self.worker.keeper.receive(DEFAULT_SETUP_TIMEOUT_S)
+            except KeeperFailure as failure:  # the task's model took the keeper down with it
+                raise TaskError(f"the judge could not make the task's references: {str(failure).splitlines()[0]}"
+                                ) from None
         if self._loaded.problem:
             raise TaskError(self._loaded.problem)
         return self._loaded.references

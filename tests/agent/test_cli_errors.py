@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from agent_helpers import TASK, TRANSCRIPT
+from agent_helpers import REPO, TASK, TRANSCRIPT
 
 from kernelpilot.cli import main
 
@@ -37,6 +37,9 @@ BROKEN_TASKS = {
     "import fails": ("import no_such_module\n\nclass Model: pass\n\ndef get_inputs(): pass\n\n"
                      "def get_init_inputs(): pass\n",
                      "task broken.py failed to import: ModuleNotFoundError: No module named 'no_such_module'"),
+    "kills the judge's keeper": ((REPO / "tests" / "harness" / "cases" / "keeper_dies.py").read_text(),
+                                 "the judge could not make the task's references: the judge's reference keeper "
+                                 "exited (status 3)"),
 }
 
 

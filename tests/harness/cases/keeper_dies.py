@@ -1,5 +1,5 @@
-"""A task that kills the judge's reference keeper at its first call there: the judge's failure, not the
-candidate's."""
+"""A task whose model takes the judge's reference keeper down at its first call there: a task the judge cannot
+use, said in one line."""
 
 import os
 
