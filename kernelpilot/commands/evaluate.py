@@ -50,7 +50,7 @@ def run(args) -> int:
     try:
         result = evaluate(args.task, args.candidate, options_from(args), on_log=on_log)
     except KeeperFailure as failure:  # the judge's own process failed: no verdict on the candidate
-        sys.stderr.write(f"kernelpilot: not evaluated: {str(failure).splitlines()[0]}\n")
+        sys.stderr.write(f"kernelpilot: not evaluated: {failure.headline}\n")
         return 1
     print(result.dumps() if args.json else summary(result))
     return 0

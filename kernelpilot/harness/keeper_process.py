@@ -22,6 +22,11 @@ from kernelpilot.harness.output_tail import OutputTail
 class KeeperFailure(RuntimeError):
     """The keeper died, hung or failed: the harness's fault, never the candidate's."""
 
+    @property
+    def headline(self) -> str:
+        """What happened, in one line: the message less the keeper's own output or traceback after it."""
+        return str(self).splitlines()[0]
+
 
 @dataclass
 class KeeperProcess:

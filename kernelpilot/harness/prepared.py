@@ -108,7 +108,7 @@ class PreparedJudge:
             try:
                 self._loaded = self.worker.keeper.receive(DEFAULT_SETUP_TIMEOUT_S)
             except KeeperFailure as failure:  # the task's model took the keeper down with it
-                raise TaskError(f"the judge could not make the task's references: {str(failure).splitlines()[0]}"
+                raise TaskError(f"the judge could not make the task's references: {failure.headline}"
                                 ) from None
         if self._loaded.problem:
             raise TaskError(self._loaded.problem)
