@@ -54,9 +54,9 @@ def evaluate(checkout: Path, device: str, task: str, candidate: str) -> dict:
 
 
 def cpu_read_us(reads: int = 2000) -> float:
-    """Median cost of one `guards.cpu_time` read of a live process (this one), as the judge does per timed run."""
+    """Median cost of one `processes.cpu_time` read of a live process (this one), as the judge does per timed run."""
     sys.path.insert(0, str(ROOT))
-    from kernelpilot.harness.guards import cpu_time
+    from kernelpilot.harness.processes import cpu_time
 
     times = []
     for _ in range(reads):

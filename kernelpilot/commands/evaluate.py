@@ -1,17 +1,37 @@
-"""`kernelpilot eval TASK CANDIDATE`: one evaluation, printed as a summary or as JSON."""
+"""`kernelpilot eval TASK CANDIDATE`: one evaluation, printed as a summary or as JSON.
+
+The judge's worker and keeper are started first, torch-free: their interpreters, torch and device contexts
+come up while this process imports torch, not after it.
+"""
 
 from __future__ import annotations
 
 import sys
 
-import torch
+import pynvml
 
-from kernelpilot.harness import EvalOptions, EvalResult, evaluate
 from kernelpilot.harness.keeper_process import KeeperFailure
-from kernelpilot.harness.result import format_speedup
+from kernelpilot.harness.protocol import EvalOptions
+from kernelpilot.harness.result import EvalResult, format_speedup
+from kernelpilot.harness.worker_process import discard_worker, start_worker
+
+
+def likely_device() -> str:
+    """cuda when NVML sees a GPU: what torch says is known only once it is imported, and a wrong guess costs
+    no more than the early worker (`prepare_judge` replaces one that does not suit)."""
+    try:
+        pynvml.nvmlInit()
+        try:
+            return "cuda" if pynvml.nvmlDeviceGetCount() else "cpu"
+        finally:
+            pynvml.nvmlShutdown()
+    except pynvml.NVMLError:
+        return "cpu"
 
 
 def options_from(args) -> EvalOptions:
+    import torch
+
     defaults = EvalOptions()
     return EvalOptions(
         device=args.device or ("cuda" if torch.cuda.is_available() else "cpu"),
@@ -32,7 +52,9 @@ def summary(result: EvalResult) -> str:
     lines = [f"{result.status}  reward {result.reward}  ({result.device}, {result.protocol.get('device_name', '')})"]
     times = result.times_ms
     if times.get("candidate") is not None:
-        parts = [f"{name} {value:.4f} ms" for name, value in times.items() if value is not None]
+        modes = [name for name in times if name.startswith("compile:")]
+        repeated = modes if len(modes) == 1 else []  # one mode's time is "compile" itself
+        parts = [f"{name} {value:.4f} ms" for name, value in times.items() if value is not None and name not in repeated]
         lines.append("time: " + ", ".join(parts))
     if result.speedup_vs_eager is not None:
         lines.append(f"speedup: {format_speedup(result.speedup_vs_eager)} vs eager, "
@@ -47,8 +69,17 @@ def summary(result: EvalResult) -> str:
 
 def run(args) -> int:
     on_log = None if args.json else (lambda line: sys.stderr.write(line + "\n"))
+    worker = start_worker(EvalOptions(device=args.device or likely_device()))
     try:
-        result = evaluate(args.task, args.candidate, options_from(args), on_log=on_log)
+        from kernelpilot.harness import evaluate, prepare_judge  # torch, imported while the worker starts
+
+        options = options_from(args)
+    except BaseException:
+        discard_worker(worker)
+        raise
+    try:  # prepare_judge and evaluate each discard the worker when they are done with it, or fail
+        result = evaluate(args.task, args.candidate, options, on_log=on_log,
+                          prepared=prepare_judge(args.task, options, worker))
     except KeeperFailure as failure:  # the judge's own process failed: no verdict on the candidate
         sys.stderr.write(f"kernelpilot: not evaluated: {failure.headline}\n")
         return 1

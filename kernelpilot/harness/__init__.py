@@ -17,10 +17,26 @@ the task, and the judge's reference keeper, which builds the task's model and ch
 `evaluate(..., prepared=prepared)`, and `prepared.discard()` for one that was never used.
 """
 
-from kernelpilot.harness.evaluation import evaluate
-from kernelpilot.harness.protocol import EvalOptions
-from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
-from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kernelpilot.harness.evaluation import evaluate
+    from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
+    from kernelpilot.harness.protocol import EvalOptions
+    from kernelpilot.harness.result import EvalResult, KernelTime, Mismatch, OutputCheck, Violation
+
+_HOMES = {"evaluate": "evaluation", "PreparedJudge": "prepared", "prepare_judge": "prepared", "EvalOptions": "protocol",
+          **dict.fromkeys(("EvalResult", "KernelTime", "Mismatch", "OutputCheck", "Violation"), "result")}
 __all__ = ["EvalOptions", "EvalResult", "KernelTime", "Mismatch", "OutputCheck", "PreparedJudge", "Violation",
            "evaluate", "prepare_judge"]
+
+
+def __getattr__(name: str) -> object:
+    """The API on first use: `worker_process` and `keeper_process` are torch-free, so a one-shot `kernelpilot
+    eval` starts its worker and keeper before it imports torch itself."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kernelpilot.harness import baselines, guards, linked, ncu
+from kernelpilot.harness import baselines, linked, ncu, processes
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.judge import check_task, judge
 from kernelpilot.harness.keeper_process import KeeperFailure
@@ -241,10 +241,10 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     else:
                         _answer_ahead(prepared, run.seeds["post_seeds"], len(observations.post_checks))
                 case Ready():  # CPU only
-                    observations.go(phase, message, guards.cpu_time(python_pid) if python_pid else None)
+                    observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None)
                     worker.send({})
                 case Returned():  # CPU only
-                    observations.returned(phase, message, guards.cpu_time(python_pid) if python_pid else None)
+                    observations.returned(phase, message, processes.cpu_time(python_pid) if python_pid else None)
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     worker.send(observations.answer_timed_run(phase, message, received.received_at,
@@ -284,12 +284,12 @@ def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
     What is there when the import begins (the worker waits for the parent's word then) is the harness's:
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
-    processes = list(guards.descendants(root))
-    signals = guards.caught_signals(processes)
+    pids = list(processes.descendants(root))
+    signals = processes.caught_signals(pids)
     if phase == "import":
         observations.signals_before = signals
     else:
         observations.new_signal_handlers |= signals & ~observations.signals_before
-    for path, readable in linked.mapped_libraries(processes).items():
+    for path, readable in linked.mapped_libraries(pids).items():
         if path not in observations.linked:
             observations.linked[path] = () if phase == "import" else linked.linked_findings(path, readable)

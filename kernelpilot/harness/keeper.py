@@ -6,26 +6,24 @@ copies the candidate's shared outputs into its own memory and compares them ther
 cross the host, references are never made ahead for every seed (a task's outputs can be gigabytes each),
 and no candidate's process can reach them: the keeper shares nothing and reads only what the worker shared.
 
-Requests and replies are pickled dataclasses on the keeper's stdin and a private stdout: both ends are the
-harness's own (`keeper_process`).
+Requests and replies are pickled dataclasses on the keeper's stdin and a private stdout (`keeper_frames`):
+both ends are the harness's own (`keeper_process`).
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import pickle
-import struct
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import torch
 
 from kernelpilot.errors import TaskError, one_line
 from kernelpilot.harness import guards
+from kernelpilot.harness.keeper_frames import KeeperError, frame, read_frame
 from kernelpilot.harness.messages import Observed
 from kernelpilot.harness.shared_output import copied
 from kernelpilot.harness.slices import max_abs_difference
@@ -40,9 +38,6 @@ from kernelpilot.harness.verify import (
     degenerate_reason,
     tolerance,
 )
-
-KEEPER_ENTRY = "from kernelpilot.harness.keeper import main; main()"
-
 
 @dataclass(frozen=True)
 class Load:
@@ -84,29 +79,6 @@ class Check:
 class Checked:
     check: CallCheck
     reference: Reference
-
-
-@dataclass(frozen=True)
-class KeeperError:
-    """The keeper itself failed: a harness error, never the candidate's."""
-
-    message: str
-
-
-FRAME_HEADER = struct.Struct("<Q")
-"""Each request and reply: its pickle's length, then the pickle."""
-
-
-def frame(value: object) -> bytes:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return FRAME_HEADER.pack(len(data)) + data
-
-
-def read_frame(stream: BinaryIO) -> object:
-    header = stream.read(FRAME_HEADER.size)
-    if len(header) < FRAME_HEADER.size:
-        raise EOFError
-    return pickle.loads(stream.read(FRAME_HEADER.unpack(header)[0]))
 
 
 class Keeper:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kernelpilot.harness.keeper import FRAME_HEADER, KEEPER_ENTRY, KeeperError, frame
+from kernelpilot.harness.keeper_frames import FRAME_HEADER, KEEPER_ENTRY, KeeperError, frame
 from kernelpilot.harness.output_tail import OutputTail
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kernelpilot.harness.channel import Received
-from kernelpilot.harness.guards import CpuTime
+from kernelpilot.harness.processes import CpuTime
 from kernelpilot.harness.messages import (
     Baseline,
     Done,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
 VERIFY_TRIALS = 5
 """Fresh-seed correctness trials (KernelBench and CUDA Agent use 5)."""
 
@@ -40,12 +38,13 @@ nothing the worker does or writes differs between runs to tell a candidate which
 L2_FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}
 
 TOLERANCE = {
-    torch.float64: (1e-7, 1e-7),
-    torch.float32: (1e-4, 1e-4),
-    torch.float16: (1e-2, 1e-2),
-    torch.bfloat16: (1e-2, 1e-2),
+    "torch.float64": (1e-7, 1e-7),
+    "torch.float32": (1e-4, 1e-4),
+    "torch.float16": (1e-2, 1e-2),
+    "torch.bfloat16": (1e-2, 1e-2),
 }
-"""(atol, rtol) by output dtype; `--tol` overrides both."""
+"""(atol, rtol) by output dtype, named as `str(dtype)` (this module is torch-free: the judge reads it before
+torch is imported); `--tol` overrides both."""
 
 CALIBRATION_FACTOR = 2.0
 """A candidate may err up to this multiple of the eager baseline's own error versus float64."""

@@ -22,7 +22,7 @@ from kernelpilot.harness.slices import aligned_slices
 
 FIRST_MISMATCHES = 8
 GRID_ROWS, GRID_COLS = 8, 16
-HALF_PRECISION_TOL = TOLERANCE[torch.float16]
+HALF_PRECISION_TOL = TOLERANCE["torch.float16"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def comparison_dtype(dtype: torch.dtype) -> torch.dtype:
 def tolerance(dtype: torch.dtype, override: float | None) -> tuple[float, float]:
     if override is not None:
         return override, override
-    return TOLERANCE.get(dtype, (0.0, 0.0))
+    return TOLERANCE.get(str(dtype), (0.0, 0.0))
 
 
 def calibrated_atol(spec: OutputSpec, atol: float) -> float:

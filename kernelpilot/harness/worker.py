@@ -25,7 +25,7 @@ import torch
 import torch._dynamo  # noqa: F401  imported now: on import it rebinds torch.manual_seed & co, which the guards watch
 
 from kernelpilot.errors import TaskError, one_line
-from kernelpilot.harness import guards, kernels, reach, timing
+from kernelpilot.harness import guards, kernels, processes, reach, timing
 from kernelpilot.harness.audit import DispatchRecorder, mark_call, watched_ops, watching_calls
 from kernelpilot.harness.channel import WorkerChannel
 from kernelpilot.harness.messages import (
@@ -261,7 +261,7 @@ class Worker:
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         guards.poison_free_memory(self.device, self.output_bytes)
         threads_before = guards.python_threads()
-        children_cpu_before = guards.reaped_children_cpu_ms()
+        children_cpu_before = processes.reaped_children_cpu_ms()
         launches_before = dict(kernels.launch_counts)
         recorder = DispatchRecorder()
         forward_calls = guards.ForwardCalls(self.extensions)
@@ -305,8 +305,8 @@ class Worker:
             "aliased": guards.aliased_outputs(tensors, inputs),
             "new_threads": sorted(t.name for t in guards.python_threads() - threads_before if t.is_alive()),
             "background_cpu_ms": background_cpu_ms,
-            "child_processes": guards.child_processes(),
-            "child_cpu_ms": guards.reaped_children_cpu_ms() - children_cpu_before,
+            "child_processes": processes.child_processes(),
+            "child_cpu_ms": processes.reaped_children_cpu_ms() - children_cpu_before,
             "ops": dict(recorder.ops),
             "profiler_ops": dict(watched_ops(profiler)[1]) if profiler else {},
             "device_kernels": self._device_kernel_names(profiler) if profiler else [],
@@ -454,7 +454,7 @@ class Worker:
             precision=guards.changed_precision(self.precision_before),
             reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),
             threads=sorted(t.name for t in guards.python_threads() - self.threads_before if t.is_alive()),
-            child_processes=guards.child_processes(),
+            child_processes=processes.child_processes(),
             launch_counts=dict(kernels.launch_counts),
         ))
 
@@ -495,7 +495,7 @@ def baseline_go() -> list[int]:
 
 
 def main() -> None:
-    guards.adopt_orphans()
+    processes.adopt_orphans()
     if os.environ.get("KERNELPILOT_WORKER_DEVICE") == "cuda":
         torch.zeros(1, device="cuda")  # the device's context, made while the judge waits for the candidate
     line = sys.stdin.readline()

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelpilot.harness import guards
+from kernelpilot.harness import processes
 from kernelpilot.harness.keeper_process import KeeperProcess, finish, start_keeper
 from kernelpilot.harness.output_tail import OutputTail
 from kernelpilot.harness.paths import cache_root
@@ -168,14 +168,14 @@ def discard_worker(worker: StartedWorker) -> None:
 
 def worker_pid(root: int) -> int | None:
     """The worker's Python process below the sandbox's own (bwrap, unshare, a shell): whose CPU time counts."""
-    pythons = [pid for pid, name in guards.descendants(root).items() if name.startswith("python")]
+    pythons = [pid for pid, name in processes.descendants(root).items() if name.startswith("python")]
     return min(pythons) if pythons else None
 
 
 def compiling(root: int) -> bool:
     """Whether a compiler runs below process `root` (load_inline building at import): the import's
     time is held to --timeout, its compiler's to --build-timeout."""
-    return any(name in COMPILERS for name in guards.descendants(root).values())
+    return any(name in COMPILERS for name in processes.descendants(root).values())
 
 
 def death_signal(returncode: int) -> int | None:

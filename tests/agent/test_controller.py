@@ -12,7 +12,7 @@ from transcripts import write_transcript
 
 from kernelpilot.agent.controller import SessionController, SessionSettings
 from kernelpilot.commands.optimize import settings_from
-from kernelpilot.harness import guards
+from kernelpilot.harness import processes
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent
 from kernelpilot.session.events import LLMTurn, SessionEnded, ToolCall, ToolResult
 
@@ -94,12 +94,12 @@ def test_the_judge_prepared_ahead_is_gone_when_the_session_ends(tmp_path):
     session starts); a session that ends leaves no worker and no scratch folder behind."""
     path = write_transcript(tmp_path, ("", [("done", {})]))
     scratch_root = Path(scratch_parent() or tempfile.gettempdir())
-    folders, processes = set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")), guards.descendants(os.getpid())
+    folders, before = set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")), processes.descendants(os.getpid())
     controller = SessionController(SessionSettings(task_path=TASK, model=f"replay:{path}", device="cpu",
                                                    sessions_root=tmp_path), lambda event: None)
     assert controller.run().reason == "done"
     assert set(scratch_root.glob(f"{SCRATCH_PREFIX}{os.getpid()}-*")) == folders
-    assert guards.descendants(os.getpid()).keys() <= processes.keys()
+    assert processes.descendants(os.getpid()).keys() <= before.keys()
 
 
 def test_a_tool_the_loop_does_not_have_is_answered_not_run(tmp_path):

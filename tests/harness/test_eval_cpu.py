@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 import kernelpilot as kernelpilot_package
+from kernelpilot.commands.evaluate import summary
 from kernelpilot.errors import CandidateError
-from kernelpilot.harness import EvalOptions, evaluate, guards, prepare_judge
+from kernelpilot.harness import EvalOptions, EvalResult, evaluate, prepare_judge, processes
 from kernelpilot.harness import protocol as protocol_module
 from kernelpilot.harness.sandbox import unshare_form
 from kernelpilot.harness.task import sha256_file
@@ -94,6 +95,13 @@ def test_crashing_kernel_is_a_verdict_not_a_crash():
     result = evaluate(SMALL, CASES / "crash", CPU)
     assert result.reward == -1
     assert "SIGSEGV" in result.error
+
+
+@pytest.mark.parametrize("modes", [["default"], ["default", "max-autotune"]])
+def test_eval_summary_names_each_time_once(modes):
+    times = {"eager": 2.0, "compile": 1.5, "candidate": 1.0, **{f"compile:{mode}": 1.5 for mode in modes}}
+    line = summary(EvalResult(task="t.py", candidate="c.py", device="cpu", times_ms=times)).splitlines()[1]
+    assert line.count("compile") == (1 if len(modes) == 1 else 1 + len(modes)), line
 
 
 def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
@@ -223,7 +231,7 @@ def _references_made(prepared) -> None:
     pid, last = None, None
     for _ in range(240):
         pid = pid or worker_pid(prepared.worker.process.pid)
-        used = guards.cpu_time(pid) if pid else None
+        used = processes.cpu_time(pid) if pid else None
         if used is not None and used == last:
             return
         last = used

@@ -10,7 +10,9 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(128, 64), torch.randn(128, 64)]
+    scale = torch.rand(())  # as KernelBench's 94_MSELoss: without it the mean of 8192 squares is nearly the same
+    # for every seed, and about one run in 200 the task would be refused as input-independent
+    return [torch.randn(128, 64) * scale, torch.randn(128, 64)]
 
 
 def get_init_inputs():

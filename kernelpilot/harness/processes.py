@@ -1,0 +1,101 @@
+"""Processes as the kernel sees them, read from /proc (hack 10 by proxy): CPU time, the process tree,
+caught signals, children. Torch-free: the judge reads them about the worker, the worker about itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import os
+import resource
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CpuTime:
+    """CPU time a process has used, in ms, as the kernel counts it (no code in the process can change it)."""
+
+    all_threads: float
+    """Every thread's, exited ones too, to the clock tick."""
+    living_threads: float
+    """The threads alive now, to the nanosecond."""
+    main_thread: float
+    """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
+    threads: frozenset[int]
+    """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
+
+
+def cpu_time(pid: int) -> CpuTime | None:
+    """Process `pid`'s CPU time, read from /proc by another process; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+        by_thread = {}
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
+        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread))
+    except (OSError, ValueError, IndexError, KeyError):
+        return None
+
+
+def process_table() -> dict[int, tuple[str, int]]:
+    """Every process this one can see: pid → (name, parent pid)."""
+    table = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as file:
+                text = file.read()
+        except OSError:  # gone meanwhile
+            continue
+        name, fields = text[text.find("(") + 1:text.rfind(")")], text.rsplit(")", 1)[1].split()
+        table[int(stat.split("/")[2])] = (name, int(fields[1]))
+    return table
+
+
+def descendants(root: int) -> dict[int, str]:
+    """`root` and every process below it: pid → name."""
+    table = process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (_, parent) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, below = {}, [root]
+    while below:
+        pid = below.pop()
+        if pid in table:
+            found[pid] = table[pid][0]
+        below += children.get(pid, [])
+    return found
+
+
+def caught_signals(pids: Iterable[int]) -> int:
+    """The signals these processes have handlers for, as one mask (bit n − 1 for signal n), from /proc."""
+    mask = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("SigCgt:"):
+                    mask |= int(line.split()[1], 16)
+    return mask
+
+
+def child_processes() -> list[str]:
+    """This process's living children as "pid (name)": after the candidate's import the harness starts none."""
+    me = os.getpid()
+    return sorted(f"{pid} ({name})" for pid, (name, parent) in process_table().items() if parent == me)
+
+
+def adopt_orphans() -> None:
+    """Make this process the subreaper of everything it starts: a grandchild whose parent exits (a
+    double fork) is re-parented here, where `child_processes` sees it, rather than to init."""
+    pr_set_child_subreaper = 36
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
+def reaped_children_cpu_ms() -> float:
+    """CPU time of every child this process has waited for: a process run and reaped inside forward adds to it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1e3
