@@ -90,6 +90,8 @@ SESSIONS_PATHS = {
                               "--out FILE: is a file, not a folder"),
     "workspace under a file": (["export", "ID", "--format", "workspace", "--out", "FILE/ws"],
                                "--out FILE/ws: FILE is a file, not a folder"),
+    "root that is a file": (["list", "--root", "FILE"], "--root FILE: is a file, not a folder"),
+    "list given a session id": (["list", "ID"], "'sessions list' takes no session id (got 'ID')"),
 }
 
 
