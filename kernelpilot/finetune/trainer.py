@@ -56,6 +56,7 @@ from kernelpilot.finetune.tokenise import (
 )
 from kernelpilot.finetune.trajectory import Trajectory
 from kernelpilot.finetune.value_head import ValueHead
+from kernelpilot.paths import check_kind
 
 Say = Callable[[str], None]
 
@@ -119,6 +120,7 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
 
 
 def _check_out(options: FinetuneOptions, ranks: distributed.Ranks) -> None:
+    check_kind(options.out, folder=True, flag="--out")
     if ranks.fsdp and options.merge:
         raise UsageError("--merge cannot merge into a sharded base: merge the saved adapter in one process instead "
                          "(peft's merge_and_unload)")
