@@ -48,6 +48,17 @@ def test_an_out_that_is_a_file_is_refused_before_any_model_is_loaded(capsys, tmp
     assert taken.read_text() == "kept\n"
 
 
+def test_a_file_that_is_no_session_log_counts_as_skipped(capsys, tmp_path):
+    """The line that says nothing is left to train on counts the log it just said it skipped."""
+    script = tmp_path / "not_a_session.py"
+    script.write_text("print('hello')\n")
+    status, out, err = finetune(capsys, str(script), "--base-model", "smollm2-135m", "--out", str(tmp_path / "o"))
+    skipped, refused = err.splitlines()
+    assert (status, out) == (2, "") and skipped.startswith(f"skipped {script}:1: corrupt session log line")
+    assert refused == "kernelpilot: nothing to train on: 1 sessions read, 1 skipped; no session log could be read"
+    assert not (tmp_path / "o").exists()
+
+
 def test_without_the_finetune_extra_the_line_names_it(capsys, monkeypatch, tmp_path):
     write_log(trajectory(["Done."], 3), tmp_path)
     monkeypatch.setitem(sys.modules, "peft", None)
