@@ -65,3 +65,21 @@ def test_a_built_wheel_ships_the_skills_and_themes(tmp_path: Path):
     assert found.stdout.startswith("True ['kernelpilot-dark.toml', 'kernelpilot-high-contrast.toml', "
                                    "'kernelpilot-light.toml']"), found.stdout
     assert str(target) in found.stdout  # read from the installed wheel, not from this repository
+
+
+def test_readme_names_the_one_verb_that_has_no_cache():
+    """A flag only `eval` has, said in a section about every verb: each mention names the verbs that take it."""
+    from kernelpilot.cli import build_parser
+
+    verbs = next(action.choices for action in build_parser()._actions if action.dest == "verb")
+    owners = [verb for verb, parser in verbs.items() if "--no-cache" in parser.format_help()]
+    spans = [span for span in re.findall(r"`([^`]*)`", ROOT.joinpath("README.md").read_text()) if "--no-cache" in span]
+    assert spans and all(span.startswith(tuple(f"kernelpilot {verb} " for verb in owners)) for span in spans), spans
+
+
+def test_readme_gives_the_status_and_violations_of_reference_as_candidate():
+    """What `bench --reference-as-candidate` gives on the CPU (strict: both guards; mixed: the second alone)."""
+    readme = " ".join(ROOT.joinpath("README.md").read_text().split())
+    assert ("its status is `guard_violation`, with the violations `op_audit`, since its forward is PyTorch's own ops, "
+            "and `kernel_not_launched`") in readme
+    assert "its verdict is `kernel_not_launched`" not in readme

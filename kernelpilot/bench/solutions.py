@@ -31,8 +31,8 @@ def solutions_provider(solutions: Path) -> CandidateProvider:
 
 def reference_candidate(task: Path, folder: Path) -> Path:
     """The task itself as its own candidate (`ModelNew = Model`): what the judge costs on a task, and that it
-    judges every task. It launches no kernel of its own, so `kernel_not_launched` is its expected verdict
-    (and, under `--policy strict`, `op_audit`)."""
+    judges every task. It launches no kernel of its own, so its expected status is `guard_violation` with
+    `kernel_not_launched` (and, under `--policy strict`, `op_audit`)."""
     folder.mkdir(parents=True, exist_ok=True)
     candidate = folder / f"{task.stem}_reference.py"
     candidate.write_text(task.read_text() + "\n\nModelNew = Model\n")

@@ -37,8 +37,14 @@ def discover_suite(suite: Path, scratch: Path) -> list[SuiteTask]:
     """Every task of `suite`, in level and name order. Rows of a data file are written under `scratch`."""
     if not suite.exists():
         raise UsageError(f"suite not found: {suite}")
-    if suite.is_file():
-        return _tasks_from_rows(suite, scratch)
+    tasks = _tasks_from_rows(suite, scratch) if suite.is_file() else _tasks_in_folder(suite)
+    if not tasks:
+        raise UsageError(f"no tasks in {suite}: it has no rows" if suite.is_file()
+                         else f"no task files (*.py) in {suite} or in level folders under it")
+    return tasks
+
+
+def _tasks_in_folder(suite: Path) -> list[SuiteTask]:
     root = next((folder for folder in (suite, suite / "KernelBench") if folder.is_dir() and _level_folders(folder)),
                 None)
     if root is None:

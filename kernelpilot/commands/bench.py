@@ -33,6 +33,7 @@ from kernelpilot.errors import UsageError
 from kernelpilot.harness import EvalOptions
 from kernelpilot.harness.protocol import DEFAULT_POLICY
 from kernelpilot.harness.prepared import check_options
+from kernelpilot.paths import check_kind
 
 EXIT_INTERRUPTED = 130
 
@@ -74,6 +75,8 @@ def check_args(args) -> None:
         raise UsageError("--ray-address needs --executor ray")
     if args.resume and not args.out:
         raise UsageError("--resume goes on with the run in --out DIR: give --out")
+    if args.out:
+        check_kind(Path(args.out), folder=True, flag="--out")
     if args.model and args.executor == "local" and (args.workers or 1) > 1:
         raise UsageError("--model runs one agent session at a time on the local executor (its evaluations "
                          "share the first GPU); use --executor ray to spread the scoring")

@@ -9,6 +9,7 @@ from pathlib import Path
 from kernelpilot.config import load_config
 from kernelpilot.errors import UsageError
 from kernelpilot.harness.result import format_speedup
+from kernelpilot.paths import check_kind
 from kernelpilot.session.export import export_candidate
 from kernelpilot.session.session import Session
 from kernelpilot.session.state import CandidateRecord
@@ -56,7 +57,10 @@ def _show(session: Session) -> int:
 
 def run(args) -> int:
     root = Path(args.root) if args.root else Path(load_config().sessions_root)
+    check_kind(root, folder=True, flag="--root" if args.root else "sessions root")
     if args.action == "list":
+        if args.session_id:
+            raise UsageError(f"'sessions list' takes no session id (got '{args.session_id}')")
         return _list(root)
     if not args.session_id:
         raise UsageError(f"'sessions {args.action}' needs a session id (see `kernelpilot sessions list`)")

@@ -56,6 +56,7 @@ from kernelpilot.finetune.tokenise import (
 )
 from kernelpilot.finetune.trajectory import Trajectory
 from kernelpilot.finetune.value_head import ValueHead
+from kernelpilot.paths import check_kind
 
 Say = Callable[[str], None]
 
@@ -88,6 +89,8 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
     for line in unreadable:
         say(line)
     _check_out(options, ranks)
+    if not trajectories:  # found out before loading a base model that would have nothing to learn from
+        raise _nothing_to_train(len(unreadable), len(unreadable), ["no session log could be read"])
     import_peft()
     # A base to be sharded is loaded on the CPU: FSDP moves each rank's shards to its device.
     model, tokenizer = load_pretrained(options.base_model, device="cpu" if ranks.fsdp else str(ranks.device))
@@ -95,13 +98,13 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
         model.to(torch.bfloat16)
     samples, skipped = _tokenise(trajectories, tokenizer, model, say)
     pools = {stage: eligible(stage, samples) for stage in options.stages}
-    if not any(pools.values()):
-        raise UsageError(f"nothing to train on: {len(trajectories)} sessions read, {len(skipped)} skipped; "
-                         + "; ".join(f"{stage}: {_NOTHING_FOR[stage]}" for stage in options.stages))
     sessions = Sessions(read=len(trajectories) + len(unreadable), skipped=(*unreadable, *skipped),
                         rft=len(eligible("rft", samples)), critic=len(eligible("critic", samples)),
                         ppo=len(eligible("ppo", samples)),
                         without_logprobs=len(samples) - len(eligible("ppo", samples)))
+    if not any(pools.values()):
+        raise _nothing_to_train(sessions.read, len(sessions.skipped),
+                                [f"{stage}: {_NOTHING_FOR[stage]}" for stage in options.stages])
     adapted = with_adapter(model, options)
     if ranks.fsdp:
         distributed.shard_model(adapted, decoder_layers(adapted), ranks)
@@ -118,7 +121,13 @@ def finetune(trajectories: Sequence[Trajectory], options: FinetuneOptions,
     return report
 
 
+def _nothing_to_train(read: int, skipped: int, reasons: list[str]) -> UsageError:
+    """The counts are those of the report: every log named, and every one that was skipped, whatever skipped it."""
+    return UsageError(f"nothing to train on: {read} sessions read, {skipped} skipped; {'; '.join(reasons)}")
+
+
 def _check_out(options: FinetuneOptions, ranks: distributed.Ranks) -> None:
+    check_kind(options.out, folder=True, flag="--out")
     if ranks.fsdp and options.merge:
         raise UsageError("--merge cannot merge into a sharded base: merge the saved adapter in one process instead "
                          "(peft's merge_and_unload)")

@@ -165,10 +165,14 @@ def check_options(options: EvalOptions) -> None:
     if options.policy not in POLICIES:
         raise UsageError(f"unknown policy '{options.policy}' (use {' or '.join(POLICIES)})")
     # fewer would make the verdict cheaper to fool
-    if options.trials < VERIFY_TRIALS or options.timed_runs < TIMED_RUNS:
-        raise UsageError(f"--trials must be at least {VERIFY_TRIALS} and --timed-runs at least {TIMED_RUNS}")
-    if not (0 < options.timeout_s < math.inf and 0 < options.build_timeout_s < math.inf):  # NaN fails too
-        raise UsageError("timeouts must be positive numbers of seconds")
+    counts = {"--trials": (options.trials, VERIFY_TRIALS), "--timed-runs": (options.timed_runs, TIMED_RUNS)}
+    if too_few := [f"{flag} must be at least {least}, not {given}" for flag, (given, least) in counts.items()
+                   if given < least]:
+        raise UsageError("; ".join(too_few))
+    timeouts = {"--timeout": options.timeout_s, "--build-timeout": options.build_timeout_s}
+    if unusable := [f"{flag} must be a positive, finite number of seconds, not {seconds}"
+                    for flag, seconds in timeouts.items() if not 0 < seconds < math.inf]:  # NaN fails too
+        raise UsageError("; ".join(unusable))
     if options.tol is not None and not 0 <= options.tol < math.inf:  # an infinite tolerance passes anything
         raise UsageError("--tol must be a finite, non-negative number")
     if unknown := sorted(set(options.compile_modes) - set(COMPILE_MODES)):

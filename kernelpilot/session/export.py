@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelpilot.errors import SessionError
+from kernelpilot.paths import check_kind
 from kernelpilot.session.accept import single_file, standalone_workspace
 from kernelpilot.session.session import Session
 from kernelpilot.session.workspace import KERNELS_DIR
@@ -28,6 +29,7 @@ def export_candidate(session: Session, out: Path | None, form: str = "single",
         candidate = session.candidate(candidate_id)
     files = session.files_at(candidate.commit)
     destination = out or default_destination(session, form)
+    check_kind(destination, folder=form == "workspace", flag="--out" if out else "export to")
     if form == "single":
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(single_file(files))

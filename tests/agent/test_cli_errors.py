@@ -8,6 +8,8 @@ import pytest
 from agent_helpers import REPO, TASK, TRANSCRIPT
 
 from kernelpilot.cli import main
+from kernelpilot.harness.result import EvalResult
+from kernelpilot.session.session import Session
 
 CASES = {
     "missing task file": (["optimize", "no_such_model.py", "--headless"], "task file not found"),
@@ -67,6 +69,48 @@ def test_a_task_that_does_not_run_ends_before_any_model_turn(source, message, tm
                            tmp_path, capsys)
     assert main(["eval", str(task), str(TASK), "--device", "cpu"]) == 2
     assert message in capsys.readouterr().err, "the same words as `kernelpilot eval`"
+
+
+@pytest.fixture
+def exportable(tmp_path):
+    """A session whose one candidate is correct, made without an agent or a harness: (its root, its id)."""
+    session = Session.create(tmp_path / "sessions", TASK, skill="cpu", model=f"replay:{TRANSCRIPT}", sampling={},
+                             device="cpu", policy="strict", starter={"model_new.py": "v = 0\n"},
+                             on_event=lambda event: None)
+    (session.workspace_dir / "model_new.py").write_text("v = 1\n")
+    candidate_id, commit = session.next_candidate()
+    session.add_evaluation(candidate_id, commit, EvalResult(task="model.py", candidate="c", device="cpu", built=True,
+                                                            correct=True, reward=3, speedup_vs_compile=1.2))
+    return tmp_path / "sessions", session.session_id
+
+
+SESSIONS_PATHS = {
+    "single file into a folder": (["export", "ID", "--out", "FOLDER"], "--out FOLDER: is a folder, not a file"),
+    "workspace onto a file": (["export", "ID", "--format", "workspace", "--out", "FILE"],
+                              "--out FILE: is a file, not a folder"),
+    "workspace under a file": (["export", "ID", "--format", "workspace", "--out", "FILE/ws"],
+                               "--out FILE/ws: FILE is a file, not a folder"),
+    "root that is a file": (["list", "--root", "FILE"], "--root FILE: is a file, not a folder"),
+    "list given a session id": (["list", "ID"], "'sessions list' takes no session id (got 'ID')"),
+}
+
+
+@pytest.mark.parametrize("argv, message", SESSIONS_PATHS.values(), ids=SESSIONS_PATHS.keys())
+def test_sessions_paths_of_the_wrong_kind_are_one_line_and_exit_2(argv, message, exportable, tmp_path, capsys):
+    """Checked before anything is written: the file and the folder in the way are left as they were."""
+    root, session_id = exportable
+    (tmp_path / "FOLDER").mkdir()
+    (tmp_path / "FILE").write_text("kept\n")
+    names = {"ID": session_id, "FOLDER": str(tmp_path / "FOLDER"), "FILE": str(tmp_path / "FILE")}
+
+    def named(text: str) -> str:
+        for name, value in names.items():
+            text = text.replace(name, value)
+        return text
+
+    with_root = [] if "--root" in argv else ["--root", str(root)]
+    assert_one_line_exit_2(["sessions", *map(named, argv), *with_root], named(message), tmp_path, capsys)
+    assert not any((tmp_path / "FOLDER").iterdir()) and (tmp_path / "FILE").read_text() == "kept\n"
 
 
 def test_manual_mode_without_a_terminal_is_refused(tmp_path, monkeypatch, capsys):

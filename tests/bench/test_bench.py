@@ -137,6 +137,15 @@ def test_bad_input_is_one_line_and_exit_2(suite, capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_an_out_that_is_a_file_is_one_line_and_exit_2_and_the_file_is_kept(suite, capsys, tmp_path):
+    tasks, solutions = suite
+    taken = tmp_path / "results.json"
+    taken.write_text("kept\n")
+    assert main(["bench", str(tasks), "--solutions", str(solutions), "--device", "cpu", "--out", str(taken)]) == 2
+    assert capsys.readouterr().err == f"kernelpilot: --out {taken}: is a file, not a folder\n"
+    assert taken.read_text() == "kept\n"
+
+
 def wait_for_first_verdict(journal: Path, process: subprocess.Popen) -> None:
     """Until the running bench has journaled one task (it must not end first)."""
     deadline = time.monotonic() + 300

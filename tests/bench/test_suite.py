@@ -74,6 +74,23 @@ def test_jsonl_suite_through_the_cli(tmp_path, capsys):
     assert result["summary"]["by_level"]["none"]["tasks"] == 1 and result["summary"]["task_errors"] == 1
 
 
+EMPTY_SUITES = {
+    "folder": ("suite", lambda suite: suite.mkdir(), "no task files (*.py) in {suite} or in level folders under it"),
+    "level folders": ("suite", lambda suite: (suite / "level1").mkdir(parents=True), "no task files (*.py) in {suite}"),
+    "jsonl": ("ops.jsonl", lambda suite: suite.write_text("\n\n"), "no tasks in {suite}: it has no rows"),
+}
+
+
+@pytest.mark.parametrize("name, make, message", EMPTY_SUITES.values(), ids=EMPTY_SUITES.keys())
+def test_an_empty_suite_says_so_not_that_the_selection_left_nothing(tmp_path, capsys, name, make, message):
+    """Neither --levels nor --tasks was given: the selection is not what is wrong."""
+    suite = tmp_path / name
+    make(suite)
+    assert main(["bench", str(suite), "--reference-as-candidate", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert message.format(suite=suite) in err and err.count("\n") == 1, err
+
+
 def _fake_suite() -> list[SuiteTask]:
     sizes = {1: 10, 2: 6, 3: 4}
     return [SuiteTask(f"level{level}/{i}_t", level, Path(f"{i}.py")) for level, n in sizes.items() for i in range(n)]

@@ -38,6 +38,27 @@ def test_bad_numbers_are_one_line_and_exit_2(capsys, tmp_path):
     assert (status, err) == (2, "kernelpilot: --lora-rank must be at least 1, not 0\n")
 
 
+def test_an_out_that_is_a_file_is_refused_before_any_model_is_loaded(capsys, tmp_path):
+    """The base model named does not exist: the line about --out comes before any attempt to load it."""
+    write_log(trajectory(["Done."], 3), tmp_path / "logs")
+    taken = tmp_path / "taken"
+    taken.write_text("kept\n")
+    assert finetune(capsys, str(tmp_path / "logs"), "--base-model", "no-such-model", "--out", str(taken)) == (
+        2, "", f"kernelpilot: --out {taken}: is a file, not a folder\n")
+    assert taken.read_text() == "kept\n"
+
+
+def test_a_file_that_is_no_session_log_counts_as_skipped(capsys, tmp_path):
+    """The line that says nothing is left to train on counts the log it just said it skipped."""
+    script = tmp_path / "not_a_session.py"
+    script.write_text("print('hello')\n")
+    status, out, err = finetune(capsys, str(script), "--base-model", "smollm2-135m", "--out", str(tmp_path / "o"))
+    skipped, refused = err.splitlines()
+    assert (status, out) == (2, "") and skipped.startswith(f"skipped {script}:1: corrupt session log line")
+    assert refused == "kernelpilot: nothing to train on: 1 sessions read, 1 skipped; no session log could be read"
+    assert not (tmp_path / "o").exists()
+
+
 def test_without_the_finetune_extra_the_line_names_it(capsys, monkeypatch, tmp_path):
     write_log(trajectory(["Done."], 3), tmp_path)
     monkeypatch.setitem(sys.modules, "peft", None)
