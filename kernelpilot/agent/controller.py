@@ -44,7 +44,7 @@ from kernelpilot.errors import KernelpilotError, SessionError, UsageError
 from kernelpilot.harness import EvalOptions, PreparedJudge, evaluate, prepare_judge
 from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.protocol import DEFAULT_POLICY
-from kernelpilot.harness.task import check_task_file
+from kernelpilot.harness.task_files import check_task_file
 from kernelpilot.session.contexts import TurnContexts
 from kernelpilot.session.events import (
     MANUAL_MODEL,

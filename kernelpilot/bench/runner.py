@@ -18,7 +18,7 @@ from kernelpilot.bench.outcome import MISSING, TASK_ERROR, TaskOutcome
 from kernelpilot.bench.solutions import CandidateProvider
 from kernelpilot.bench.suite import SuiteTask
 from kernelpilot.errors import TaskError
-from kernelpilot.harness.task import check_task_file
+from kernelpilot.harness.task_files import check_task_file
 
 OnOutcome = Callable[[TaskOutcome], None]
 OnStart = Callable[[SuiteTask], None]

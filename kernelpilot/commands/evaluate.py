@@ -7,12 +7,14 @@ come up while this process imports torch, not after it.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pynvml
 
 from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.result import EvalResult, format_speedup
+from kernelpilot.harness.task_files import check_task_file, locate_candidate
 from kernelpilot.harness.worker_process import discard_worker, start_worker
 
 
@@ -69,6 +71,8 @@ def summary(result: EvalResult) -> str:
 
 def run(args) -> int:
     on_log = None if args.json else (lambda line: sys.stderr.write(line + "\n"))
+    check_task_file(Path(args.task).resolve())  # a mistyped path is told at once, with no process to stop
+    locate_candidate(Path(args.candidate).resolve())
     worker = start_worker(EvalOptions(device=args.device or likely_device()))
     try:
         from kernelpilot.harness import evaluate, prepare_judge  # torch, imported while the worker starts

@@ -27,7 +27,7 @@ from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
 from kernelpilot.harness.result import EvalResult
 from kernelpilot.harness.sandbox import isolation_kind, sandboxed
-from kernelpilot.harness.task import Candidate, locate_candidate, sha256_file
+from kernelpilot.harness.task_files import Candidate, locate_candidate, sha256_file
 from kernelpilot.harness.worker_process import compiling, death_signal, stop_worker, worker_env, worker_pid
 
 LogSink = Callable[[str], None]

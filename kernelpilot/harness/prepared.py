@@ -45,7 +45,7 @@ from kernelpilot.harness.protocol import (
     EvalOptions,
     timing_input_sets,
 )
-from kernelpilot.harness.task import check_task_file, sha256_file
+from kernelpilot.harness.task_files import check_task_file, sha256_file
 from kernelpilot.harness.verify import CallCheck, Reference
 from kernelpilot.harness.worker_process import StartedWorker, discard_worker, start_worker
 

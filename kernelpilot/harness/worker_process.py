@@ -145,14 +145,7 @@ def stop_worker(worker: StartedWorker) -> None:
     """The worker and its keeper ended (the worker at once if it still runs) and its channel closed; its
     scratch folder stays, for the verdict to read."""
     worker.keeper.stop()
-
-    def kill() -> None:
-        try:
-            os.killpg(worker.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    finish(worker.process, kill)
+    finish(worker.process, lambda: _kill_group(worker.process))
     try:
         os.close(worker.channel_read_fd)
     except OSError:
@@ -160,8 +153,19 @@ def stop_worker(worker: StartedWorker) -> None:
     worker.output.join(timeout=2)
 
 
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def discard_worker(worker: StartedWorker) -> None:
-    """The worker stopped and its scratch folder gone."""
+    """The worker and its keeper killed at once, and its scratch folder gone: nothing of theirs is wanted,
+    and one still starting would otherwise be waited for until it reads its stdin (a one-shot `eval` given a
+    missing task would wait out the worker's torch import)."""
+    _kill_group(worker.process)
+    worker.keeper.process.kill()
     stop_worker(worker)
     shutil.rmtree(worker.scratch, ignore_errors=True)
 

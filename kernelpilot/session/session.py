@@ -23,7 +23,7 @@ from typing import Any
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.harness.task import sha256_file
+from kernelpilot.harness.task_files import sha256_file
 from kernelpilot.session.events import Evaluation, SessionEnded, SessionEvent, SessionStarted, UserDecision
 from kernelpilot.session.log import SessionLog, read_events
 from kernelpilot.session.state import CandidateRecord, SessionState, Usage

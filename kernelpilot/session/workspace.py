@@ -16,7 +16,7 @@ import git
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.harness.task import sha256_file
+from kernelpilot.harness.task_files import sha256_file
 
 TASK_FILE = "task.py"
 MODEL_FILE = "model_new.py"

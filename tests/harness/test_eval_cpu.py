@@ -19,7 +19,7 @@ from kernelpilot.errors import CandidateError
 from kernelpilot.harness import EvalOptions, EvalResult, evaluate, prepare_judge, processes
 from kernelpilot.harness import protocol as protocol_module
 from kernelpilot.harness.sandbox import unshare_form
-from kernelpilot.harness.task import sha256_file
+from kernelpilot.harness.task_files import sha256_file
 from kernelpilot.harness.worker_process import SCRATCH_PREFIX, scratch_parent, worker_pid
 
 CASES = Path(__file__).parent / "cases"

@@ -10,7 +10,7 @@ import pytest
 
 from kernelpilot.errors import SessionError
 from kernelpilot.harness.result import EvalResult
-from kernelpilot.harness.task import sha256_file
+from kernelpilot.harness.task_files import sha256_file
 from kernelpilot.session.state import CandidateRecord, best_of
 from kernelpilot.session.store import locate
 from kernelpilot.session.workspace import Workspace
