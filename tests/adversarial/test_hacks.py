@@ -214,6 +214,12 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # mapped executable for the linked scan (the judge crashed with MemoryError before)
     "cpu/huge_message_file.py": "tampering",
     "cpu/huge_mapped_library.py": "tampering",
+    # red team round F: the child-process guards blinded through the standard library they call, which
+    # `snapshot_functions` does not watch (processes.py reads /proc through `glob.glob` and the reaped children's
+    # CPU through `resource.getrusage`): a PyTorch child kept alive, its pid dropped from glob's answers; a
+    # plain-Python child run and reaped per call, RUSAGE_CHILDREN frozen (reward 1, no violation, before)
+    "cpu/child_process_hidden_from_glob.py": ("child_process", "patched_function", "tampering"),
+    "cpu/child_process_rusage_frozen.py": ("child_process", "patched_function", "tampering"),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
