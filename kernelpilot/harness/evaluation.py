@@ -21,7 +21,18 @@ from kernelpilot.harness import baselines, linked, ncu, processes
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.judge import check_task, judge
 from kernelpilot.harness.keeper_process import KeeperFailure
-from kernelpilot.harness.messages import Done, Imported, Phase, PostCheck, Ready, Returned, TimedRun, Timing, Trial
+from kernelpilot.harness.messages import (
+    Done,
+    Final,
+    Imported,
+    Phase,
+    PostCheck,
+    Ready,
+    Returned,
+    TimedRun,
+    Timing,
+    Trial,
+)
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
 from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
@@ -209,8 +220,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                 observations.receive(received, phase)
                 # not between timed runs: the longer pause slowed the next call on the H200 (read as side-stream
                 # work)
-                if isinstance(message, (Phase, Timing)) and phase not in TRUSTED_PHASES:
-                    _inspect_worker(process.pid, observations, phase)
+                if isinstance(message, (Phase, Timing, Final)) and phase not in TRUSTED_PHASES:
+                    _inspect_worker(process.pid, python_pid, observations, phase)
             except Exception as error:  # whatever the candidate made that the judge cannot read is a verdict
                 if phase in TRUSTED_PHASES or isinstance(error, KeeperFailure):
                     raise
@@ -277,13 +288,21 @@ def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None
         prepared.answer_ahead(seeds[index])
 
 
-def _inspect_worker(root: int, observations: Observations, phase: str) -> None:
+def _inspect_worker(root: int, python_pid: int | None, observations: Observations, phase: str) -> None:
     """What the candidate's processes set up, read from /proc: each shared object newly mapped, scanned for
-    calls the candidate must not make, and signal handlers.
+    calls the candidate must not make, signal handlers, and once its calls begin, the processes below the
+    worker's Python and the CPU time of those it reaped (what the worker reports of them, its own code can
+    blind: the candidate's runs there).
 
     What is there when the import begins (the worker waits for the parent's word then) is the harness's:
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
+    if phase != "import" and python_pid is not None:
+        observations.children_seen |= {f"{pid} ({name})" for pid, name in processes.descendants(python_pid).items()
+                                       if pid != python_pid}
+        if (cpu := processes.cpu_time(python_pid)) is not None:
+            first = observations.reaped_after_import
+            observations.reaped_after_import = (first[0] if first else cpu.reaped_children, cpu.reaped_children)
     pids = list(processes.descendants(root))
     signals = processes.caught_signals(pids)
     if phase == "import":

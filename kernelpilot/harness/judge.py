@@ -97,6 +97,11 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("child_process", f"running: {', '.join(call.child_processes)}")
         if call.child_cpu_ms > 0.0:
             add("child_process", f"processes run and reaped inside forward used {call.child_cpu_ms:.0f} ms of CPU")
+    if obs.children_seen:
+        add("child_process", f"running below the worker: {', '.join(sorted(obs.children_seen))}")
+    if obs.reaped_after_import and (reaped := obs.reaped_after_import[1] - obs.reaped_after_import[0]) > 0.0:
+        add("child_process", f"processes the worker ran and reaped during the candidate's calls used {reaped:.0f} ms "
+                             "of CPU")
     if final := obs.final:
         if final.threads:
             add("extra_threads", ", ".join(final.threads))

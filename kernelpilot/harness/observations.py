@@ -153,6 +153,10 @@ class Observations:
     """Signals the worker's processes had handlers for when the candidate's import began (a mask)."""
     new_signal_handlers: int = 0
     """Signals the candidate's code added handlers for: work can be faulted in after the clock stopped."""
+    children_seen: set[str] = field(default_factory=set)
+    """Processes the judge found below the worker's Python after the import, as "pid (name)"."""
+    reaped_after_import: tuple[float, float] | None = None
+    """The worker's reaped children's CPU time (ms) as the judge read it when the calls began, and last."""
     linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
     for those mapped before the candidate's import)."""

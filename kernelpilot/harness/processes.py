@@ -26,18 +26,21 @@ class CpuTime:
     """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
     threads: frozenset[int]
     """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
+    reaped_children: float = 0.0
+    """Every child it has waited for, to the clock tick: a process run and reaped inside forward adds to it."""
 
 
 def cpu_time(pid: int) -> CpuTime | None:
     """Process `pid`'s CPU time, read from /proc by another process; None once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+        tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+        ticks, children = (int(fields[11]) + int(fields[12])) * tick_ms, (int(fields[13]) + int(fields[14])) * tick_ms
         by_thread = {}
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
-        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread))
+        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread), children)
     except (OSError, ValueError, IndexError, KeyError):
         return None
 
