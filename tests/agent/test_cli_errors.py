@@ -113,6 +113,15 @@ def test_sessions_paths_of_the_wrong_kind_are_one_line_and_exit_2(argv, message,
     assert not any((tmp_path / "FOLDER").iterdir()) and (tmp_path / "FILE").read_text() == "kept\n"
 
 
+def test_sessions_help_explains_each_action(capsys):
+    """The `list | show ID | export ID` forms are in `--help`, not only in the README."""
+    with pytest.raises(SystemExit) as exited:
+        main(["sessions", "--help"])
+    help_text = capsys.readouterr().out
+    assert exited.value.code == 0 and "Read the sessions" in help_text
+    assert all(f"\n  {form}  " in help_text for form in ("list     ", "show ID  ", "export ID"))
+
+
 def test_manual_mode_without_a_terminal_is_refused(tmp_path, monkeypatch, capsys):
     """Headless, no model, stdin not a terminal: nobody could save a candidate or press Ctrl-C."""
     monkeypatch.chdir(tmp_path)
