@@ -22,6 +22,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 POLICY_HELP = "strict (default): forward runs only your kernels; mixed: torch ops too"
+SESSIONS_ACTIONS = """actions:
+  list       one line per session: id, task, model, candidates, best speedup, how it ended
+  show ID    a session's task, model, usage and candidates (on a terminal: the TUI, read-only)
+  export ID  write a candidate (--candidate N, default: the best correct one) as a file or a workspace"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,11 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--resume", action="store_true", help="go on with the run in --out (as re-running does)")
     bench.add_argument("--timeout", type=float, metavar="S", help="seconds for each verify + profile")
 
-    sessions = verbs.add_parser("sessions", help="list, show and export sessions")
-    sessions.add_argument("action", choices=["list", "show", "export"])
-    sessions.add_argument("session_id", nargs="?")
-    sessions.add_argument("--out", help="export destination")
-    sessions.add_argument("--format", choices=["single", "workspace"], default="single")
+    sessions = verbs.add_parser("sessions", help="list, show and export sessions", epilog=SESSIONS_ACTIONS,
+                                description="Read the sessions `kernelpilot optimize` logged (nothing runs).",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sessions.add_argument("action", choices=["list", "show", "export"], help="list | show ID | export ID (below)")
+    sessions.add_argument("session_id", nargs="?", metavar="ID", help="a session id, as `sessions list` prints it")
+    sessions.add_argument("--out", help="export: where to write (default: in the current folder, "
+                                        "named TASK_ID_new.py or TASK_ID/)")
+    sessions.add_argument("--format", choices=["single", "workspace"], default="single",
+                          help="export: one ModelNew .py file (default), or model_new.py + kernels/ in a folder")
     sessions.add_argument("--candidate", type=int, metavar="N", help="export candidate N (default: the best)")
     sessions.add_argument("--root", help="sessions directory (default: ./.kernelpilot/sessions)")
 

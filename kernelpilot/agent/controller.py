@@ -129,7 +129,7 @@ class SessionController:
         if settings.task_path is None:
             raise UsageError("no task file given (kernelpilot optimize MODEL.py)")
         task = Path(settings.task_path)
-        check_task_file(task)
+        check_task_file(task.resolve())  # a path in an error is absolute, as `eval` names it
         device = settings.device or default_device()
         skill_ref = settings.skill or device
         self.model = settings.model

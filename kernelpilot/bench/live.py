@@ -11,9 +11,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from kernelpilot.bench.metrics import level_key
 from kernelpilot.bench.outcome import TaskOutcome
-from kernelpilot.bench.report import SUMMARY_COLUMNS, summary_rows
+from kernelpilot.bench.report import SUMMARY_COLUMNS, level_cell, reward_cell, summary_rows
 from kernelpilot.bench.suite import SuiteTask
 from kernelpilot.harness.result import format_speedup
 
@@ -59,8 +58,9 @@ a CI job, a remote GPU machine), where nothing live is drawn, each verdict is on
             self._update()
             if not self.console.is_terminal:
                 done = int(self._progress.tasks[0].completed)
-                self.note(f"[{done}/{self._progress.tasks[0].total}] {outcome.task} {outcome.status} reward "
-                          f"{outcome.reward} {outcome.seconds:.1f} s {outcome.reason[:120]}".rstrip())
+                reward = f" reward {outcome.reward}" if outcome.judged else ""
+                self.note(f"[{done}/{self._progress.tasks[0].total}] {outcome.task} {outcome.status}{reward} "
+                          f"{outcome.seconds:.1f} s {outcome.reason[:120]}".rstrip())
 
     def note(self, text: str) -> None:
         self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -76,8 +76,8 @@ a CI job, a remote GPU machine), where nothing live is drawn, each verdict is on
         for column in ("task", "level", "status", "reward", "vs eager", "vs compile", "s", "why"):
             table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=50 if column == "why" else None)
         for o in self._recent:
-            table.add_row(o.task, level_key(o.level), f"[{STATUS_STYLE.get(o.status, 'red')}]{o.status}",
-                          str(o.reward), format_speedup(o.speedup_vs_eager), format_speedup(o.speedup_vs_compile),
+            table.add_row(o.task, level_cell(o.level), f"[{STATUS_STYLE.get(o.status, 'red')}]{o.status}",
+                          reward_cell(o), format_speedup(o.speedup_vs_eager), format_speedup(o.speedup_vs_compile),
                           f"{o.seconds:.1f}", o.reason)
         return Group(self._progress, table)
 

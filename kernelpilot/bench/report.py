@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelpilot.bench.metrics import level_key, summarize
+from kernelpilot.bench.metrics import NO_LEVEL, level_key, summarize
 from kernelpilot.bench.outcome import TaskOutcome
 from kernelpilot.harness.result import format_speedup
 
@@ -42,9 +42,21 @@ def cell(key: str, value) -> str:
     return str(value)
 
 
+def level_cell(level: int | None) -> str:
+    """A flat suite's tasks have no level: a dash, not the JSON's key "none"."""
+    return "-" if level is None else str(level)
+
+
+def reward_cell(outcome: TaskOutcome) -> str:
+    """A task that was not judged has no reward to show: the mean reward leaves it out too."""
+    return str(outcome.reward) if outcome.judged else "-"
+
+
 def summary_rows(summary: dict) -> list[list[str]]:
-    """One row per level, then the overall one: the level, then `SUMMARY_COLUMNS`."""
-    groups = [(f"level {level}", group) for level, group in summary["by_level"].items()] + [("all", summary)]
+    """One row per level, then the overall one: the level, then `SUMMARY_COLUMNS`. A flat suite (no levels)
+    has the overall row alone."""
+    groups = [(f"level {level}", group) for level, group in summary["by_level"].items() if level != NO_LEVEL]
+    groups.append(("all", summary))
     return [[label] + [cell(key, group[key]) for _, key in SUMMARY_COLUMNS] for label, group in groups]
 
 
@@ -65,7 +77,7 @@ def markdown(data: dict) -> str:
     lines += ["| task | level | status | reward | vs eager | vs compile | seconds | violations / error |",
               "|---|---|---|---|---|---|---|---|"]
     for o in map(TaskOutcome.from_json, data["results"]):
-        lines.append(f"| {o.task} | {level_key(o.level)} | {o.status} | {o.reward} | "
+        lines.append(f"| {o.task} | {level_cell(o.level)} | {o.status} | {reward_cell(o)} | "
                      f"{format_speedup(o.speedup_vs_eager)} | {format_speedup(o.speedup_vs_compile)} | "
                      f"{o.seconds:.1f} | {o.reason.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
@@ -88,11 +100,12 @@ def plot(path: Path, data: dict) -> str | None:
         return f"{path.name} skipped: matplotlib is not installed (pip install 'kernelpilot[bench]')"
     passed = [r for r in data["results"] if r["status"] == "correct"]
     levels = sorted({level_key(r["level"]) for r in data["results"]})
+    labels = [f"level {level}" if level != NO_LEVEL else "all" for level in levels]
     figure, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, against in zip(axes, ("eager", "compile")):
         series = [[r[f"speedup_vs_{against}"] for r in passed
                    if level_key(r["level"]) == level and r[f"speedup_vs_{against}"]] for level in levels]
-        ax.boxplot([s or [float("nan")] for s in series], tick_labels=[f"level {level}" for level in levels])
+        ax.boxplot([s or [float("nan")] for s in series], tick_labels=labels)
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
         ax.set_yscale("log")
         ax.set_title(f"speedup vs {'torch.compile' if against == 'compile' else against} (passed tasks)")

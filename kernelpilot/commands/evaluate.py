@@ -35,8 +35,11 @@ def options_from(args) -> EvalOptions:
     import torch
 
     defaults = EvalOptions()
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if args.ncu and device == "cpu":
+        sys.stderr.write("kernelpilot: --ncu reads CUDA counters: ignored with --device cpu\n")
     return EvalOptions(
-        device=args.device or ("cuda" if torch.cuda.is_available() else "cpu"),
+        device=device,
         trials=defaults.trials if args.trials is None else args.trials,
         timed_runs=defaults.timed_runs if args.timed_runs is None else args.timed_runs,
         tol=args.tol,

@@ -14,9 +14,11 @@ transformers and peft (the `finetune` extra) are imported here, on use: a missin
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -113,5 +115,15 @@ def import_peft():
     return peft
 
 
+@contextlib.contextmanager
+def peft_wrapping():
+    """peft (0.21) reads transformers' deprecated `is_gradient_checkpointing` whenever it wraps a model: a
+    FutureWarning no user of kernelpilot can act on. That one is dropped; every other warning is shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+        yield
+
+
 def _with_adapter(model: Any, adapter: Path) -> Any:
-    return import_peft().PeftModel.from_pretrained(model, adapter)
+    with peft_wrapping():
+        return import_peft().PeftModel.from_pretrained(model, adapter)

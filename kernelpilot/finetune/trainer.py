@@ -29,7 +29,7 @@ from kernelpilot.finetune.advantages import (
 )
 from kernelpilot.finetune.objectives import kl_to_base, policy_loss, value_loss
 from kernelpilot.finetune.policy import behaviour_logprobs, hidden_states, view
-from kernelpilot.finetune.pretrained import import_peft, load_pretrained
+from kernelpilot.finetune.pretrained import import_peft, load_pretrained, peft_wrapping
 from kernelpilot.finetune.recipe import (
     CHECKPOINT_EVERY,
     CRITIC_LR,
@@ -157,15 +157,19 @@ def with_adapter(model: Any, options: FinetuneOptions) -> Any:
     checkpointing): the shipped example sessions (3k tokens each) train SmolLM2-135M on the CPU in 6 GB instead of
     10, for a third more compute."""
     peft = import_peft()
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    if options.resume:
-        adapted = peft.PeftModel.from_pretrained(model, checkpoint.folder(options.out) / checkpoint.ADAPTER,
-                                                 is_trainable=True)
-    else:
-        torch.manual_seed(options.seed)
-        adapted = peft.get_peft_model(model, peft.LoraConfig(r=options.lora_rank, lora_alpha=2 * options.lora_rank,
-                                                             lora_dropout=0.0, target_modules="all-linear",
-                                                             task_type="CAUSAL_LM"))
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:  # older transformers: the name that newer ones deprecate
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    with peft_wrapping():
+        if options.resume:
+            adapted = peft.PeftModel.from_pretrained(model, checkpoint.folder(options.out) / checkpoint.ADAPTER,
+                                                     is_trainable=True)
+        else:
+            torch.manual_seed(options.seed)
+            adapted = peft.get_peft_model(model, peft.LoraConfig(
+                r=options.lora_rank, lora_alpha=2 * options.lora_rank, lora_dropout=0.0, target_modules="all-linear",
+                task_type="CAUSAL_LM"))
     adapted.train()
     for module in adapted.modules():
         if isinstance(module, torch.nn.Dropout):

@@ -113,6 +113,23 @@ def test_sessions_paths_of_the_wrong_kind_are_one_line_and_exit_2(argv, message,
     assert not any((tmp_path / "FOLDER").iterdir()) and (tmp_path / "FILE").read_text() == "kept\n"
 
 
+def test_a_missing_task_is_named_as_eval_names_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "nonexist.py", "candidate.py", "--device", "cpu"]) == 2
+    said_by_eval = capsys.readouterr().err
+    assert said_by_eval == f"kernelpilot: task file not found: {tmp_path.resolve() / 'nonexist.py'}\n"
+    assert_one_line_exit_2(["optimize", "nonexist.py", "--headless"], said_by_eval, tmp_path, capsys)
+
+
+def test_sessions_help_explains_each_action(capsys):
+    """The `list | show ID | export ID` forms are in `--help`, not only in the README."""
+    with pytest.raises(SystemExit) as exited:
+        main(["sessions", "--help"])
+    help_text = capsys.readouterr().out
+    assert exited.value.code == 0 and "Read the sessions" in help_text
+    assert all(f"\n  {form}  " in help_text for form in ("list     ", "show ID  ", "export ID"))
+
+
 def test_manual_mode_without_a_terminal_is_refused(tmp_path, monkeypatch, capsys):
     """Headless, no model, stdin not a terminal: nobody could save a candidate or press Ctrl-C."""
     monkeypatch.chdir(tmp_path)

@@ -74,6 +74,25 @@ def test_jsonl_suite_through_the_cli(tmp_path, capsys):
     assert result["summary"]["by_level"]["none"]["tasks"] == 1 and result["summary"]["task_errors"] == 1
 
 
+def test_a_flat_suite_has_no_level_none_and_an_unloadable_task_no_reward(tmp_path, capsys):
+    """A flat folder's tasks have no level: the tables show the overall row, not "level none"; a task that
+    cannot load is left out of the mean reward, so its progress line and row show its reason, not a reward."""
+    suite, out = tmp_path / "flat", tmp_path / "out"
+    suite.mkdir()
+    (suite / "relu_bias.py").write_text(TASK.read_text())
+    (suite / "broken.py").write_text(BROKEN_TASK)
+    (tmp_path / "solutions").mkdir()
+    assert main(["bench", str(suite), "--solutions", str(tmp_path / "solutions"), "--device", "cpu",
+                 "--out", str(out)]) == 0
+    shown = "".join(capsys.readouterr())  # progress lines, then the final table
+    progress = next(line for line in shown.splitlines() if line.startswith("[1/2] broken"))
+    assert progress.startswith("[1/2] broken task_error 0.0 s task broken.py does not define"), progress
+    assert "[2/2] relu_bias missing reward -1" in shown and "none" not in shown
+    report = (out / "report.md").read_text()
+    assert "none" not in report and "\n| all | 2 | 1 |" in report
+    assert "| broken | - | task_error | - |" in report and "| relu_bias | - | missing | -1 |" in report
+
+
 EMPTY_SUITES = {
     "folder": ("suite", lambda suite: suite.mkdir(), "no task files (*.py) in {suite} or in level folders under it"),
     "level folders": ("suite", lambda suite: (suite / "level1").mkdir(parents=True), "no task files (*.py) in {suite}"),

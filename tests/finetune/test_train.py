@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from dataclasses import replace
 
 import pytest
@@ -53,6 +54,17 @@ def test_one_step_of_each_stage_leaves_adapter_value_head_version_report_and_mer
     with torch.no_grad():
         torch.testing.assert_close(merged(ids).logits, adapted(ids).logits, atol=1e-4, rtol=1e-4)
         assert not torch.allclose(smollm2[0](ids).logits, adapted(ids).logits), "the adapter changed the model"
+
+
+def test_the_adapter_is_made_without_deprecation_warnings_the_user_cannot_act_on(finetune_extra, tmp_path):
+    """transformers 5 renamed gradient checkpointing and peft reads the old name: `finetune` printed two
+    FutureWarnings about calls the user never made. Checkpointing itself stays on."""
+    model, _ = load_pretrained("smollm2-135m", device="cpu")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with_adapter(model, FinetuneOptions("smollm2-135m", tmp_path, lora_rank=4))
+    assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == []
+    assert any(getattr(module, "gradient_checkpointing", False) for module in model.modules())
 
 
 def test_lora_weights_change_and_base_weights_do_not(sessions, tmp_path):

@@ -114,6 +114,12 @@ def test_cli_json_is_one_object_and_exit_zero_for_a_failed_candidate():
             "protocol"} <= set(data)
 
 
+def test_ncu_on_the_cpu_is_said_to_be_ignored_not_silently_dropped():
+    proc = kernelpilot("eval", str(SMALL), str(CASES / "broken"), "--device", "cpu", "--ncu", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["reward"] == -1
+    assert "kernelpilot: --ncu reads CUDA counters: ignored with --device cpu\n" in proc.stderr
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["eval", "nope.py", str(CASES / "fused"), "--device", "cpu"], "task file not found"),
     (["eval", str(CASES / "missing_names.py"), str(CASES / "fused"), "--device", "cpu"], "does not define"),
