@@ -8,22 +8,26 @@ can reach.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import torch
 
 from kernelpilot.harness import cuda_ipc, guards
 
 
-def read_regular_file(path: Path, max_bytes: int | None) -> bytes:
-    """The bytes of a plain file of at most `max_bytes`, never following a link nor blocking: a FIFO, a link
-    to /dev/zero or a sparse terabyte that the candidate's code names on the pipe would stall, flood or
-    exhaust the judge."""
+@contextlib.contextmanager
+def opened_regular_file(path: Path, max_bytes: int | None) -> Iterator[BinaryIO]:
+    """A plain file of at most `max_bytes`, opened never following a link nor blocking: a FIFO, a link to
+    /dev/zero or a sparse terabyte that the candidate's code names on the pipe would stall, flood or exhaust
+    the judge."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         info = os.fstat(fd)
@@ -32,9 +36,14 @@ def read_regular_file(path: Path, max_bytes: int | None) -> bytes:
         if max_bytes is not None and info.st_size > max_bytes:
             raise OSError(f"{path.name} holds {info.st_size} bytes, more than any message of this task ({max_bytes})")
         with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read(max_bytes + 1 if max_bytes is not None else -1)
+            yield file
     finally:
         os.close(fd)
+
+
+def read_regular_file(path: Path, max_bytes: int | None) -> bytes:
+    with opened_regular_file(path, max_bytes) as file:
+        return file.read(max_bytes + 1 if max_bytes is not None else -1)
 
 
 @dataclass(frozen=True)
@@ -65,42 +74,57 @@ def span_bytes(shape: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -
 
 @dataclass
 class Snapshot:
-    """An output's values as forward left them on its stream, in memory of the harness's own."""
+    """An output's values as forward left them, out of the candidate's reach, and how the judge finds them."""
 
-    tensor: torch.Tensor
+    shared: SharedOutput
+    tensor: torch.Tensor | None = None
+    """On CUDA: the copy, in memory of the harness's own."""
     buffer: cuda_ipc.DeviceBuffer | None = None
-    """On CUDA: the driver's memory the tensor lies in."""
+    """On CUDA: the driver's memory the copy lies in."""
 
     def release(self) -> None:
         if self.buffer is not None:
             self.buffer.free()
 
 
-def take_snapshot(output: torch.Tensor) -> Snapshot:
-    """A copy of `output` in the same layout (contiguous where elements share memory, as a broadcast's do),
+WRITE_CHUNK = 1 << 22
+
+
+def write_once(data: memoryview, file: Path) -> str:
+    """`data` written to a new `file`, and the SHA-256 of what was written. Each chunk is read once, into a
+    copy that both the file and the digest take: a thread of the candidate's changing the values meanwhile
+    cannot make them disagree with each other."""
+    digest = hashlib.sha256()
+    with open(file, "xb") as out:  # never through a link planted at the name
+        for start in range(0, len(data), WRITE_CHUNK):
+            chunk = bytes(data[start:start + WRITE_CHUNK])
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
+
+
+def take_snapshot(output: torch.Tensor, file: Path) -> Snapshot:
+    """`output`'s values now, shared with the judge. On the CPU they are written at once to `file` in the
+    worker's scratch folder (a copy in memory first would cost a 256 MB output its page faults once more).
+    On CUDA they are copied in the same layout (contiguous where elements share memory, as a broadcast's do),
     queued on the current stream: work the candidate left running on another stream is not waited for."""
+    dense = guards.is_dense(output)
+    dtype = str(output.dtype).removeprefix("torch.")
     if not output.is_cuda:
-        return Snapshot(output.detach().clone())
-    stride = tuple(output.stride()) if guards.is_dense(output) else torch.empty(output.shape, device="meta").stride()
-    buffer = cuda_ipc.DeviceBuffer(span_bytes(tuple(output.shape), stride, output.element_size()))
+        tensor = output.detach() if dense else output.detach().clone(memory_format=torch.contiguous_format)
+        shape, stride = tuple(tensor.shape), tuple(tensor.stride())
+        nbytes = span_bytes(shape, stride, tensor.element_size())
+        storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())
+        offset = tensor.storage_offset() * tensor.element_size()
+        digest = write_once(memoryview(storage[offset:offset + nbytes].numpy()), file)
+        return Snapshot(SharedOutput(file.name, 0, nbytes, shape, stride, dtype, digest))
+    stride = tuple(output.stride()) if dense else torch.empty(output.shape, device="meta").stride()
+    nbytes = span_bytes(tuple(output.shape), stride, output.element_size())
+    buffer = cuda_ipc.DeviceBuffer(nbytes)
     view = buffer.view(output.dtype, tuple(output.shape), stride)
     view.copy_(output.detach())
-    return Snapshot(view, buffer)
-
-
-def share(snapshot: Snapshot, scratch: Path, name: str) -> SharedOutput:
-    """`snapshot` (kept until the judge has copied it) shared with the judge."""
-    tensor = snapshot.tensor
-    shape, stride = tuple(tensor.shape), tuple(tensor.stride())
-    nbytes = span_bytes(shape, stride, tensor.element_size())
-    dtype = str(tensor.dtype).removeprefix("torch.")
-    if snapshot.buffer is not None:
-        return SharedOutput(snapshot.buffer.export() if nbytes else "", 0, nbytes, shape, stride, dtype)
-    storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())
-    offset = tensor.storage_offset() * tensor.element_size()
-    data = storage[offset:offset + nbytes].numpy()
-    data.tofile(scratch / name)
-    return SharedOutput(name, 0, nbytes, shape, stride, dtype, hashlib.sha256(data).hexdigest())
+    shared = SharedOutput(buffer.export() if nbytes else "", 0, nbytes, tuple(output.shape), stride, dtype)
+    return Snapshot(shared, view, buffer)
 
 
 def copied(shared: SharedOutput, scratch: Path, device: torch.device) -> torch.Tensor:
@@ -123,12 +147,14 @@ def copied(shared: SharedOutput, scratch: Path, device: torch.device) -> torch.T
     if "/" in shared.handle or not shared.handle.startswith("out-"):
         raise ValueError(f"an output file outside the scratch folder: {shared.handle[:100]!r}")
     path = scratch / shared.handle
+    data = torch.empty(nbytes, dtype=torch.uint8)  # read straight into the judge's tensor: outputs can be gigabytes
     try:
-        data = bytearray(read_regular_file(path, nbytes))
+        with opened_regular_file(path, nbytes) as file:
+            read = file.readinto(data.numpy())
     finally:
         path.unlink(missing_ok=True)
-    if len(data) != nbytes:
-        raise ValueError(f"{len(data)} bytes in {shared.handle}, {nbytes} described")
-    if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), shared.digest):
+    if read != nbytes:
+        raise ValueError(f"{read} bytes in {shared.handle}, {nbytes} described")
+    if not hmac.compare_digest(hashlib.sha256(data.numpy()).hexdigest(), shared.digest):
         raise ValueError(f"{shared.handle} changed after the worker shared it")
-    return torch.frombuffer(data, dtype=torch.uint8).view(dtype).as_strided(shared.shape, shared.stride).contiguous()
+    return data.view(dtype).as_strided(shared.shape, shared.stride).contiguous()

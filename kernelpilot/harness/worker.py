@@ -47,7 +47,7 @@ from kernelpilot.harness.messages import (
     Trial,
 )
 from kernelpilot.harness.protocol import CHECK_SAMPLES
-from kernelpilot.harness.shared_output import SharedOutput, Snapshot, share, take_snapshot
+from kernelpilot.harness.shared_output import Snapshot, take_snapshot
 from kernelpilot.harness.task import as_outputs, checksum, import_file, load_task_module, made_on, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 
@@ -284,8 +284,8 @@ class Worker:
                 outputs = as_outputs(self.model(*inputs))
             modes_active = guards.modes_left_active()
             stream_changed = self.device == "cuda" and torch.cuda.current_stream() != self.stream
-            snapshots = [take_snapshot(out) if type(out) is torch.Tensor else None for out in outputs]  # subclassed
-            # outputs are never touched: touching them would run their code
+            # subclassed outputs are never touched: touching them would run their code
+            snapshots = [self.snapshot(i, out) if type(out) is torch.Tensor else None for i, out in enumerate(outputs)]
             synchronize(self.device)
             # not on a profiled call: the profiler's own threads work as it stops (CUPTI's buffer flush);
             # the verify trials watch for offloaded work
@@ -295,7 +295,7 @@ class Worker:
         tensors = [o for o in outputs if type(o) is torch.Tensor]
         self.shared_snapshots = snapshots
         return {
-            "outputs": [self.share(i, out) if out is not None else None for i, out in enumerate(snapshots)],
+            "outputs": [snapshot.shared if snapshot is not None else None for snapshot in snapshots],
             "subclassed": guards.subclassed_outputs(outputs),
             "plain_values": [type(o).__name__ for o in outputs if isinstance(o, guards.PLAIN_VALUES)],
             "devices": [o.device.type for o in outputs if type(o) is torch.Tensor],
@@ -318,8 +318,8 @@ class Worker:
                          if v - launches_before.get(k, 0)},
         }
 
-    def share(self, index: int, snapshot: Snapshot) -> SharedOutput:
-        return share(snapshot, Path(self.job["scratch"]), f"out-{time.monotonic_ns()}-{index}.bin")
+    def snapshot(self, index: int, output: torch.Tensor) -> Snapshot:
+        return take_snapshot(output, Path(self.job["scratch"]) / f"out-{time.monotonic_ns()}-{index}.bin")
 
     def judged(self) -> None:
         """Wait until the judge has copied the shared outputs, then let them go."""
