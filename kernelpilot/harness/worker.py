@@ -19,6 +19,7 @@ import time
 import traceback
 import types
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -56,13 +57,19 @@ BACKGROUND_READINGS = 3
 """Eager's calls after which other threads' CPU time is read, as after each verified call of the candidate."""
 
 
+def device_events(profiler: torch.profiler.profile) -> Iterator:
+    """What the device ran, from the profiler's raw events: its Python event tree costs minutes for a forward
+    of tens of thousands of launches (a recurrent task's)."""
+    return (event for event in profiler.profiler.kineto_results.events()
+            if event.device_type() == torch.autograd.DeviceType.CUDA)
+
+
 def device_kernel_rows(profiler: torch.profiler.profile, runs: int) -> list[dict]:
-    """Time and launches per run of each kernel the device ran, summed from the profiler's raw events: its Python
-    event tree costs minutes for a forward of tens of thousands of launches (a recurrent task's)."""
+    """Time and launches per run of each kernel the device ran."""
     total_ns: Counter[str] = Counter()
     launches: Counter[str] = Counter()
-    for event in profiler.profiler.kineto_results.events():
-        if event.device_type() == torch.autograd.DeviceType.CUDA and event.duration_ns() > 0:
+    for event in device_events(profiler):
+        if event.duration_ns() > 0:
             total_ns[event.name()] += event.duration_ns()
             launches[event.name()] += 1
     rows = [{"name": name, "time_ms": ns / 1e6 / runs, "calls": round(launches[name] / runs)}
@@ -338,7 +345,7 @@ class Worker:
 
     @staticmethod
     def _device_kernel_names(profiler) -> list[str]:
-        return sorted({e.name for e in profiler.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+        return sorted({event.name() for event in device_events(profiler)})
 
     def verify(self) -> None:
         self.enter("verify")
