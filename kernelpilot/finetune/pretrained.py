@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from kernelpilot.errors import UsageError
+from kernelpilot.errors import UsageError, one_line
 from kernelpilot.harness.paths import cache_dir
 
 EXTRA_HINT = "pip install kernelpilot[finetune]"
@@ -90,8 +90,11 @@ def _dequantized(gguf: Path) -> Path:
     if (folder / "config.json").is_file():
         return folder
     transformers = import_transformers()
-    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    except Exception as error:  # not a GGUF, a truncated one, an architecture transformers cannot read
+        raise UsageError(f"local model '{gguf}' cannot be read as a GGUF file: {one_line(error)[:300]}") from None
     # The tensors were dequantized on load: plain float32 that saves like any weights, once transformers forgets the
     # GGUF (a config that still named it would make every later load, and a merged adapter, unsavable again).
     model.hf_quantizer = None

@@ -88,6 +88,7 @@ BAD_MODELS = {
     "unknown name": ("local:no-such-model", "local model 'no-such-model' not found"),
     "not a model folder": ("local:{tmp}", "not a model folder (no config.json in it)"),
     "missing gguf": ("local:missing.gguf", "local model 'missing.gguf': no such file"),
+    "not a gguf file": ("local:{tmp}/broken.gguf", "broken.gguf' cannot be read as a GGUF file"),
     "missing adapter": ("local:smollm2-135m+{tmp}/nothing", "no adapter_config.json in it"),
     "nothing named": ("local:", "local: needs a model"),
 }
@@ -96,6 +97,7 @@ BAD_MODELS = {
 @pytest.mark.parametrize("model, message", BAD_MODELS.values(), ids=BAD_MODELS.keys())
 def test_a_bad_local_model_is_one_line_and_exit_2(model, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.gguf").write_bytes(b"<html>a download that failed</html>")
     argv = ["optimize", str(TASK), "--model", model.format(tmp=tmp_path), "--device", "cpu", "--headless"]
     assert main(argv) == 2
     err = capsys.readouterr().err
