@@ -366,6 +366,8 @@ class Worker:
                                  job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call,
                                  before_call=self.await_go, after_call=self.await_return)
         calls, ops = watched_ops(watch)
+        self.timed_copies = []
+        self.release_cached_memory()  # before the Timing message, on which the keeper starts the post-check's answer
         self.channel.send(Timing(samples.to_json(), dict(ops), calls))
         for seed in job["post_seeds"]:
             buffers = refill(input_sets[0], make_inputs(self.task, seed, device))
@@ -374,6 +376,14 @@ class Worker:
             self.judged()
         if job["profile_kernels"]:
             self.channel.send(KernelRows(self.kernel_breakdown(input_sets)))
+
+    def release_cached_memory(self) -> None:
+        """What torch's allocator holds unused, back to the device: the keeper, another process, makes each float64
+        reference beside the worker's calls (for a 6.4 GB output, 32 GB at its peak), and on an 80 GB card what the
+        baselines left cached here ran it out of memory (KernelBench's 1_19). Never just before timed runs: their
+        warm-up allocates again."""
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
 
     def check_clock(self) -> None:
         """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
@@ -479,6 +489,8 @@ class Worker:
         model = self.reference()
         self.baselines(model, baseline_go())
         del model
+        self.timed_copies = []  # eager's, wiped: the candidate's timed runs keep copies of their own
+        self.release_cached_memory()
         try:
             self.load_candidate()
         except CandidateFailure as failure:
