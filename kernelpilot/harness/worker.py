@@ -380,9 +380,11 @@ class Worker:
     def release_cached_memory(self) -> None:
         """What torch's allocator holds unused, back to the device: the keeper, another process, makes each float64
         reference beside the worker's calls (for a 6.4 GB output, 32 GB at its peak), and on an 80 GB card what the
-        baselines left cached here ran it out of memory (KernelBench's 1_19). Never just before timed runs: their
-        warm-up allocates again."""
+        baselines left cached here ran it out of memory (KernelBench's 1_19). Poisoned first: memory given back
+        can come back to the candidate's own allocations, and must not bring eager's or torch.compile's answers
+        with it."""
         if self.device == "cuda":
+            guards.poison_free_memory(self.device, [])
             torch.cuda.empty_cache()
 
     def check_clock(self) -> None:
