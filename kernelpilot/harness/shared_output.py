@@ -111,7 +111,8 @@ def take_snapshot(output: torch.Tensor, file: Path) -> Snapshot:
     dense = guards.is_dense(output)
     dtype = str(output.dtype).removeprefix("torch.")
     if not output.is_cuda:
-        tensor = output.detach() if dense else output.detach().clone(memory_format=torch.contiguous_format)
+        tensor = output.detach().resolve_conj().resolve_neg()  # a lazily negated view's bytes are not its values
+        tensor = tensor if dense else tensor.clone(memory_format=torch.contiguous_format)
         shape, stride = tuple(tensor.shape), tuple(tensor.stride())
         nbytes = span_bytes(shape, stride, tensor.element_size())
         storage = torch.empty(0, dtype=torch.uint8).set_(tensor.untyped_storage())

@@ -30,8 +30,9 @@ def test_the_keeper_gets_the_values_at_the_snapshot_not_later_ones(tmp_path):
     assert torch.equal(copied(shared, tmp_path, CPU), torch.zeros(1000))
 
 
-@pytest.mark.parametrize("output", [torch.arange(80.0).reshape(10, 8)[3:], torch.arange(8.0).expand(5, 8)],
-                         ids=["view-with-offset", "broadcast"])
+@pytest.mark.parametrize("output", [torch.arange(80.0).reshape(10, 8)[3:], torch.arange(8.0).expand(5, 8),
+                                    torch._neg_view(torch.arange(1.0, 9.0))],
+                         ids=["view-with-offset", "broadcast", "negated-view"])
 def test_views_and_broadcasts_arrive_with_their_values(tmp_path, output):
     shared = take_snapshot(output, tmp_path / "out-6-0.bin").shared
     assert shared.nbytes == output.numel() * output.element_size()
