@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kernelpilot.bench.outcome import HARNESS_ERROR, TASK_ERROR, TaskOutcome
 
@@ -65,3 +65,15 @@ def _group(outcomes: list[TaskOutcome], p_values: list[float]) -> dict:
 def geomean(values: Iterable[float | None]) -> float | None:
     logs = [math.log(v) for v in values if v is not None and v > 0]
     return round(math.exp(sum(logs) / len(logs)), 4) if logs else None
+
+
+def projected_seconds(outcomes: Iterable[TaskOutcome], population: Mapping[int | None, int]) -> float | None:
+    """What all of a selection's tasks (`population`: tasks per level) would take at this run's pace: each level's
+    mean seconds per task done times its number of tasks, as a sample stratified by level estimates it. None
+    while a level has no task done."""
+    by_level: dict[int | None, list[float]] = {}
+    for outcome in outcomes:
+        by_level.setdefault(outcome.level, []).append(outcome.seconds)
+    if any(not by_level.get(level) for level in population):
+        return None
+    return round(sum(sum(by_level[level]) / len(by_level[level]) * count for level, count in population.items()), 1)

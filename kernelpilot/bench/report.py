@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
-from kernelpilot.bench.metrics import NO_LEVEL, level_key, summarize
+from kernelpilot.bench.metrics import NO_LEVEL, level_key, projected_seconds, summarize
 from kernelpilot.bench.outcome import TaskOutcome
 from kernelpilot.harness.result import format_speedup
 
@@ -24,10 +25,29 @@ SUMMARY_COLUMNS = (("tasks", "tasks"), ("task errors", "task_errors"), ("pass", 
                    ("mean reward", "mean_reward"))
 
 
-def bench_json(run: dict, outcomes: list[TaskOutcome], p_values, complete: bool) -> dict:
-    """`run` (suite, device, policy, candidates, ...) with the results and their summary."""
-    return {**run, "complete": complete, "results": [o.to_json() for o in outcomes],
+def bench_json(run: dict, outcomes: list[TaskOutcome], p_values, complete: bool,
+               selection: Mapping[int | None, int]) -> dict:
+    """`run` (suite, device, policy, candidates, ...) with the results and their summary; where they are fewer
+    than the `selection`'s tasks (per level: a `--sample`, or a run cut short), what all of those would take."""
+    data = {**run, "complete": complete, "results": [o.to_json() for o in outcomes],
             "summary": summarize(outcomes, p_values)}
+    if sum(selection.values()) > len(outcomes):
+        data["selection"] = {"tasks": sum(selection.values()),
+                             "by_level": {level_key(level): count for level, count in selection.items()},
+                             "projected_seconds": projected_seconds(outcomes, selection)}
+    return data
+
+
+def projection_line(data: dict) -> str | None:
+    """The projection for the whole selection, in words, when the run covered part of it."""
+    if "selection" not in data:
+        return None
+    selection, seconds = data["selection"], data["selection"]["projected_seconds"]
+    if seconds is None:
+        return f"No projection for all {selection['tasks']} selected tasks yet: a level has no task done."
+    return (f"Projected for all {selection['tasks']} selected tasks at this pace: {seconds / 60:.1f} min "
+            f"(each level's mean seconds per task times its tasks; {data['summary']['seconds'] / 60:.1f} min "
+            f"for the {len(data['results'])} done).")
 
 
 def cell(key: str, value) -> str:
@@ -71,6 +91,8 @@ def markdown(data: dict) -> str:
     fast_p = ", ".join(f"fast_{p} {cell('fast', v)} / {cell('fast', summary['fast_p_compile'][p])}"
                        for p, v in summary["fast_p_eager"].items())
     lines += ["", f"fast_p (vs eager / vs torch.compile): {fast_p}", ""]
+    if projection := projection_line(data):
+        lines += [projection, ""]
     if summary["violations"]:
         lines += ["Violations by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(summary["violations"].items())),
                   ""]

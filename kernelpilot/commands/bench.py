@@ -17,6 +17,7 @@ import json
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -25,7 +26,7 @@ from rich.console import Console
 from kernelpilot.bench.executors import LocalExecutor, default_workers
 from kernelpilot.bench.journal import Journal
 from kernelpilot.bench.live import LiveView, final_table
-from kernelpilot.bench.report import bench_json, write_reports
+from kernelpilot.bench.report import bench_json, projection_line, write_reports
 from kernelpilot.bench.runner import BenchRun
 from kernelpilot.bench.solutions import CandidateProvider, reference_provider, solutions_provider
 from kernelpilot.bench.suite import SuiteTask, discover_suite, select
@@ -122,7 +123,8 @@ def run(args) -> int:
     out = Path(args.out) if args.out else None
     with contextlib.ExitStack() as cleanup:
         scratch = out or Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="kernelpilot-bench-")))
-        tasks = select(discover_suite(suite, scratch), levels, args.tasks, args.sample, args.seed)
+        selected = select(discover_suite(suite, scratch), levels, args.tasks)
+        tasks = select(selected, sample=args.sample, seed=args.seed)
         if not tasks:
             raise UsageError(f"no task of {suite} matches the selection (--levels, --tasks)")
         settings = {"suite": str(suite.resolve()), "candidates": candidates, "device": device, "policy": policy,
@@ -140,13 +142,15 @@ def run(args) -> int:
             outcomes, complete, seconds = _run(tasks, provide, executor, journal, console)
         data = bench_json({"suite": str(suite), "candidates": candidates, "device": device, "policy": policy,
                            "executor": args.executor, "workers": executor.workers, "wall_seconds": seconds},
-                          outcomes, p_values, complete)
+                          outcomes, p_values, complete, Counter(task.level for task in selected))
         if out and (note := write_reports(out, data)):
             console.print(note, markup=False, soft_wrap=True)
         if args.json:
             print(json.dumps(data, allow_nan=False))
         else:
             console.print(final_table(data["summary"], f"{suite} · {candidates} · {device}, {policy}"))
+            if projection := projection_line(data):
+                console.print(projection, markup=False, soft_wrap=True)
     return 0 if complete else EXIT_INTERRUPTED
 
 
