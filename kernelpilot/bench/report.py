@@ -45,9 +45,13 @@ def projection_line(data: dict) -> str | None:
     selection, seconds = data["selection"], data["selection"]["projected_seconds"]
     if seconds is None:
         return f"No projection for all {selection['tasks']} selected tasks yet: a level has no task done."
-    return (f"Projected for all {selection['tasks']} selected tasks at this pace: {seconds / 60:.1f} min "
-            f"(each level's mean seconds per task times its tasks; {data['summary']['seconds'] / 60:.1f} min "
+    return (f"Projected for all {selection['tasks']} selected tasks at this pace: {duration(seconds)} "
+            f"(each level's mean seconds per task times its tasks; {duration(data['summary']['seconds'])} "
             f"for the {len(data['results'])} done).")
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 def cell(key: str, value) -> str:
