@@ -17,8 +17,6 @@ from kernelpilot.harness.audit import disallowed
 from kernelpilot.harness.guards import CHECKS, tamper_findings
 from kernelpilot.harness.kernels import declared_launchers
 from kernelpilot.harness.protocol import (
-    AFTER_RETURN_SLACK_FRAC,
-    AFTER_RETURN_SLACK_MS,
     BACKGROUND_CPU_MS,
     CALIBRATION_FACTOR,
     OUTSIDE_CLOCK_FLOOR_MS,
@@ -129,7 +127,6 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
     _check_kernels_launched(run, obs, add)
     _check_side_streams(obs, add)
     _check_outside_clock(run, obs, add)
-    _check_waits_after_return(obs, add)
     return [_violation(check, "; ".join(details)) for check, details in found.items()]
 
 
@@ -231,19 +228,6 @@ def _check_outside_clock(run: Run, obs: Observations, add) -> None:
     if clock is not None and clock.unaccounted_ms > clock.allowance_ms:
         add("unaccounted_time", f"{clock.reported_ms:.3f} ms reported per run, {clock.accounted_ms:.3f} ms by the "
                                 f"judge's clock (allowance {clock.allowance_ms:.3f} ms)")
-
-
-def _check_waits_after_return(obs: Observations, add) -> None:
-    """The harness's copy of a timed run's answers, right after the clock stopped, takes as long as after eager's
-    watched runs: a thread of the candidate's that holds the interpreter there, finishing the answers, makes the
-    harness wait for work its clock no longer counts (red team 31)."""
-    watched, timing = obs.eager_watched, obs.timing
-    if watched is None or timing is None or not watched.after or not timing.after:
-        return
-    eager_wait, candidate_wait = median(watched.after), median(timing.after)
-    if candidate_wait - eager_wait > AFTER_RETURN_SLACK_MS + AFTER_RETURN_SLACK_FRAC * eager_wait:
-        add("unaccounted_time", f"the harness waited {candidate_wait:.3f} ms per run after the candidate's calls "
-                                f"returned to copy their answers ({eager_wait:.3f} ms after eager's)")
 
 
 def _check_side_streams(obs: Observations, add) -> None:

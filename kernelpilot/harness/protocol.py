@@ -70,11 +70,6 @@ accounted time and of the harness's own work per run (the CPU's caches, shared w
 in CI, move a run's CPU time by up to a fifth), and this many standard errors of the medians is time the
 worker's clock lost: a clock rewritten in the worker, or its samples changed."""
 
-AFTER_RETURN_SLACK_MS = 0.5
-AFTER_RETURN_SLACK_FRAC = 0.25
-"""How much longer than after eager's watched runs the harness may take, per run at the median, to copy the answers
-of the candidate's timed runs once the clock stopped, before that wait is time the clock did not count."""
-
 BACKGROUND_CPU_MS = 5.0
 """CPU time other threads may burn in the window after forward returns, beyond what they burn after eager's
 calls (read to the nanosecond: one clock tick is no evidence)."""

@@ -46,20 +46,17 @@ def occupy_stream() -> None:
 @dataclass(frozen=True)
 class Samples:
     """Per-run milliseconds: `device` by CUDA events (host clock on CPU); `host` around a device-wide
-    sync, less what ran ahead of the start event; `after` from the clock's stop until the harness had its
-    copy of the answers (`time_calls`' `keep`): a thread of the candidate's that holds the interpreter there
-    to finish the answers makes it wait."""
+    sync, less what ran ahead of the start event."""
 
     device: tuple[float, ...]
     host: tuple[float, ...]
-    after: tuple[float, ...] = ()
 
     def to_json(self) -> dict:
-        return {"device": list(self.device), "host": list(self.host), "after": list(self.after)}
+        return {"device": list(self.device), "host": list(self.host)}
 
     @classmethod
     def from_json(cls, data: dict) -> Samples:
-        return cls(*(tuple(float(x) for x in data.get(key, ())) for key in ("device", "host", "after")))
+        return cls(tuple(float(x) for x in data["device"]), tuple(float(x) for x in data["host"]))
 
 
 def median(values: Sequence[float]) -> float:
@@ -166,15 +163,13 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
                flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
                around: Callable[[], AbstractContextManager] = nullcontext,
                before_call: Callable[[int], None] | None = None,
-               after_call: Callable[[int], None] | None = None,
-               keep: Callable[[object], object] | None = None) -> Samples:
+               after_call: Callable[[int], None] | None = None) -> Samples:
     """Time `fn(*inputs)` `runs` times over fresh input values.
 
-    `after_run(run, output)` is called after each timed run, outside the timed region, with the output or
-    what `keep(output)` made of it as soon as the clock stopped; on the CPU `before_call(run)` just before the
-    call, once the cache is flushed and the inputs written, and `after_call(run)` after `keep`, as soon as
-    it returned (the parent reads the worker's CPU time at both: what finishes the answer before `keep`
-    reads it is inside that window, so work a thread of the candidate's does after the call is too); `around()`
+    `after_run(run, output)` is called after each timed run, outside the timed region; on the CPU
+    `before_call(run)` just before the call, once the cache is flushed and the inputs written, and
+    `after_call(run)` as soon as it returned and its clock stopped (the parent reads the worker's CPU time
+    at both); `around()`
     wraps each call, warm-up ones too, entered before the host clock starts (on CUDA the host's time
     until the call's kernels are queued is hidden behind the spin anyway).
     """
@@ -187,7 +182,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
     if cuda:
         torch.cuda.synchronize()
         stream = torch.cuda.current_stream()
-    device_ms, host_ms, after_ms = [], [], []
+    device_ms, host_ms = [], []
     for i in range(runs):
         if cuda:
             ahead, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
@@ -203,8 +198,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
                 output = fn(*args)
                 end.record(stream)
             torch.cuda.synchronize()
-            stopped = _perf_counter()
-            host_ms.append((stopped - t0) * 1e3 - ahead.elapsed_time(start))
+            host_ms.append((_perf_counter() - t0) * 1e3 - ahead.elapsed_time(start))
             device_ms.append(start.elapsed_time(end))
         else:
             flush()
@@ -215,15 +209,11 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             with around():
                 t0 = _perf_counter()
                 output = fn(*args)
-                stopped = _perf_counter()
-            elapsed = (stopped - t0) * 1e3
+                elapsed = (_perf_counter() - t0) * 1e3
+                if after_call is not None:
+                    after_call(i)
             host_ms.append(elapsed)
             device_ms.append(elapsed)
-        if keep is not None:  # outside the watched range: the copy is the harness's op, not the candidate's
-            output = keep(output)
-            after_ms.append((_perf_counter() - stopped) * 1e3)
-        if not cuda and after_call is not None:
-            after_call(i)
         if after_run is not None:
             after_run(i, output)
-    return Samples(tuple(device_ms), tuple(host_ms), tuple(after_ms))
+    return Samples(tuple(device_ms), tuple(host_ms))

@@ -192,12 +192,11 @@ class Worker:
             eager_inputs = FreshInputs(input_sets, factor_seed)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
                                after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
-                               before_call=self.await_go, after_call=self.await_return, keep=self.copy_timed_outputs)
+                               before_call=self.await_go, after_call=self.await_return)
             with watching_calls():  # as the candidate's runs will be watched: the parent's clock sees the same
                 eager_watched = time_calls(model, eager_inputs, device, 0, job["clock_calibration_runs"], self.flush,
                                            after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
-                                           around=mark_call, before_call=self.await_go, after_call=self.await_return,
-                                           keep=self.copy_timed_outputs)
+                                           around=mark_call, before_call=self.await_go, after_call=self.await_return)
             schedules = [eager_inputs]
             for mode in job["compile_modes_to_measure"]:
                 compile_inputs = FreshInputs(input_sets, factor_seed)
@@ -366,7 +365,7 @@ class Worker:
         with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
                                  job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call,
-                                 before_call=self.await_go, after_call=self.await_return, keep=self.copy_timed_outputs)
+                                 before_call=self.await_go, after_call=self.await_return)
         calls, ops = watched_ops(watch)
         self.timed_copies = []
         self.release_cached_memory()  # before the Timing message, on which the keeper starts the post-check's answer
@@ -393,11 +392,11 @@ class Worker:
         """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
         self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
 
-    def check_timed_run(self, run: int, snapshot: list[object], wipe: bool = False) -> None:
-        """After every timed run of eager and of the candidate alike: report it, and sample its answers (as
-        `copy_timed_outputs` kept them when the clock stopped) at the positions the parent names only now (hacks
-        3, 16: no run can be skipped). `wipe` zeroes eager's answers once sent: they must not wait in freed
-        memory for the candidate's code."""
+    def check_timed_run(self, run: int, output: object, wipe: bool = False) -> None:
+        """After every timed run of eager and of the candidate alike: report it, and sample the answers at the
+        positions the parent names only now (hacks 3, 16: no run can be skipped). `wipe` zeroes eager's
+        answers once sent: they must not wait in freed memory for the candidate's code."""
+        snapshot = self.copy_timed_outputs(as_outputs(output))
         self.check_clock()
         seed = self.await_parent(run).get("check_seed")
         if isinstance(seed, int):
@@ -409,11 +408,10 @@ class Worker:
                     if type(tensor) is torch.Tensor:
                         tensor.zero_()
 
-    def copy_timed_outputs(self, output: object) -> list[object]:
-        """A timed run's outputs as its call left them, copied into buffers kept from run to run: a fresh copy of
-        a 256 MB output after each of 66 runs costs the CPU its page faults every time (0.15 s a copy).
-        Subclassed tensors stay as they are: touching them would run their code."""
-        outputs = as_outputs(output)
+    def copy_timed_outputs(self, outputs: list[object]) -> list[object]:
+        """A timed run's outputs, copied into buffers kept from run to run: a fresh copy of a 256 MB output
+        after each of 66 runs costs the CPU its page faults every time (0.15 s a copy). Subclassed tensors
+        stay as they are: touching them would run their code."""
         if len(self.timed_copies) != len(outputs):
             self.timed_copies = [None] * len(outputs)
         copies: list[object] = []
