@@ -26,6 +26,8 @@ from kernelpilot.harness.paths import cache_dir, find_cached
 CUDA_SOURCES = (".cu",)
 HOST_SOURCES = (".cpp", ".cc", ".c")
 HEADERS = (".h", ".hpp", ".cuh", ".inc")
+LIBRARY_PREFIX = "kernels-"
+"""A built `kernels/` library's file name begins so: the judge holds it to a kernel library's rules (`linked`)."""
 
 LogSink = Callable[[str], None]
 
@@ -177,7 +179,7 @@ def build_kernels(kernels_dir: Path, backend: str, on_log: LogSink | None = None
 
     objects = [o for _, o, _ in plan]
     libraries = linked_libraries(sources)
-    library_name = f"kernels-{_digest(*(o.name for o in objects), *libraries)}.so"
+    library_name = f"{LIBRARY_PREFIX}{_digest(*(o.name for o in objects), *libraries)}.so"
     library = find_cached("build/lib", library_name) or cache_dir("build") / "lib" / library_name
     if not library.exists():
         library.parent.mkdir(parents=True, exist_ok=True)

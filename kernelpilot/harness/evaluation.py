@@ -29,6 +29,7 @@ from kernelpilot.harness.messages import (
     PostCheck,
     Ready,
     Returned,
+    SpotCheck,
     TimedRun,
     Timing,
     Trial,
@@ -38,6 +39,7 @@ from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
 from kernelpilot.harness.result import EvalResult
 from kernelpilot.harness.sandbox import isolation_kind, sandboxed
+from kernelpilot.harness.spot_check import UnreadableOutput, read_samples
 from kernelpilot.harness.task_files import Candidate, locate_candidate, sha256_file
 from kernelpilot.harness.worker_process import compiling, death_signal, stop_worker, worker_env, worker_pid
 
@@ -255,11 +257,11 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None)
                     worker.send({})
                 case Returned():  # CPU only
-                    observations.returned(phase, message, processes.cpu_time(python_pid) if python_pid else None)
+                    observations.returned(phase, message, *_read_stopped(python_pid, message, run.seeds["check_seeds"]))
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     worker.send(observations.answer_timed_run(phase, message, received.received_at,
-                                                              run.seeds["check_seeds"]))
+                                                              run.seeds["check_seeds"], run.options.device))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():  # the timing is over: the keeper may work beside the worker again
                     _answer_ahead(prepared, run.seeds["post_seeds"], 0)
@@ -279,6 +281,23 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         observations.fail(phase, f"{whose} process crashed ({signal.Signals(signum).name}) during {phase}")
     else:
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
+
+
+def _read_stopped(pid: int | None, returned: Returned,
+                  check_seeds: list[int]) -> tuple[processes.CpuTime | None, SpotCheck | str | None]:
+    """CPU: the worker's CPU time and the run's answers at the positions of its check seed, read with every
+    thread of it stopped, as its clock stopped; or why the answers could not be read."""
+    if pid is None:
+        return None, None
+    if not 0 <= returned.run < len(check_seeds):
+        return processes.cpu_time(pid), None
+    try:
+        with processes.stopped(pid):
+            cpu = processes.cpu_time(pid)
+            samples, shapes = read_samples(pid, returned.outputs, check_seeds[returned.run])
+    except (OSError, TimeoutError, UnreadableOutput) as error:
+        return processes.cpu_time(pid), f"run {returned.run}'s answers could not be read: {error}"
+    return cpu, SpotCheck(returned.run, samples, shapes)
 
 
 def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kernelpilot.harness.build import LIBRARY_PREFIX
 from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, REDISPATCH
 
 LINKED_PATTERNS = {
@@ -41,7 +42,9 @@ nvcc links in statically looks up the driver with it."""
 KERNEL_LIBRARY_PATTERNS = {
     r"^_?Py": "calls Python's C API from a kernel library (reaching the interpreter's objects: a clock, a frame)",
 }
-"""Also for a plain kernel library (no `PyInit_`: not a Python extension, whose bindings use the C API)."""
+"""Also for a plain kernel library: one the harness built from `kernels/` (`build.LIBRARY_PREFIX`), loaded with
+ctypes, a `PyInit_` of its own notwithstanding (red team 31's dummy), or any without `PyInit_` (not a Python
+extension, whose bindings use the C API)."""
 
 HOST_CODE_PATTERNS = {
     r"^(mprotect|pkey_mprotect|mremap|sigaction|signal|sigset|dl_iterate_phdr|getauxval|dladdr1?|dlinfo|syscall)$":
@@ -125,7 +128,8 @@ def _symbol_findings(path: str, readable: str, identity: tuple[int, ...]) -> tup
     symbols = [match.groups() for line in listing.splitlines() if (match := NM_LINE.match(line))]
     undefined = [name.split("@")[0] for kind, name in symbols if kind in "Uw"]
     patterns = dict(LINKED_PATTERNS)
-    if not any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw"):
+    if Path(path).name.startswith(LIBRARY_PREFIX) or \
+            not any(name.startswith("PyInit_") for kind, name in symbols if kind not in "Uw"):
         patterns |= KERNEL_LIBRARY_PATTERNS
     if ".nv_fatbin" not in _tool_output(readelf, "-S", "-W", readable)[1]:  # section headers only
         patterns |= HOST_CODE_PATTERNS

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import torch
 
 from kernelpilot.harness.shared_output import SharedOutput
+from kernelpilot.harness.spot_check import OutputLayout
 
 
 @dataclass(frozen=True)
@@ -163,10 +164,12 @@ class Ready(WorkerMessage):
 @dataclass(frozen=True)
 class Returned(WorkerMessage):
     """CPU: a timed run's call just returned and its clock stopped; the worker waits for the parent's word
-    before it does anything else (the profiler's bookkeeping, the copy of the output, the report)."""
+    before it does anything else (the profiler's bookkeeping, the report). The parent stops it meanwhile and
+    reads the answers' sampled elements where `outputs` says they lie (`spot_check.read_samples`)."""
 
     kind: ClassVar[str] = "returned"
     run: int
+    outputs: list[OutputLayout | None]
 
 
 @message
@@ -181,7 +184,8 @@ class TimedRun(WorkerMessage):
 @message
 @dataclass(frozen=True)
 class SpotCheck(WorkerMessage):
-    """A timed run's answers at the positions the parent named after it ran."""
+    """A timed run's answers at the positions the parent named after it ran (CUDA; on the CPU the parent
+    reads them itself)."""
 
     kind: ClassVar[str] = "spot_check"
     run: int

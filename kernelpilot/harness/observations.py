@@ -184,20 +184,30 @@ class Observations:
         elif cpu is not None:
             loop.cpu_at_go.append(cpu)
 
-    def returned(self, phase: str, returned: Returned, cpu: CpuTime | None) -> None:
-        """CPU: the parent's word after a timed call returned, with the worker's CPU time then."""
+    def returned(self, phase: str, returned: Returned, cpu: CpuTime | None, spot: SpotCheck | str | None) -> None:
+        """CPU: the parent's word after a timed call returned, with the worker's CPU time then and the run's
+        answers at its check positions (or why they could not be read), both read with the worker stopped."""
         loop = self.timed_loops["candidate"] if phase == "profile" else next(
             (loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
              if len(loop.cpu_at_return) < len(loop.cpu_at_go)), None)
         if loop is None or returned.run != len(loop.cpu_at_return) or len(loop.cpu_at_go) != returned.run + 1:
             self.duplicates.append("returned")
-        elif cpu is not None:
+            return
+        if cpu is not None:
             loop.cpu_at_return.append(cpu)
+        if isinstance(spot, SpotCheck):
+            loop.spot_checks[spot.run] = spot
+        elif spot is not None:
+            if phase in TRUSTED_PHASES:
+                raise RuntimeError(f"eager's {spot}")
+            self.forged.append(spot)
 
-    def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int]) -> dict:
-        """The parent's answer after each timed run of eager and of the candidate: the seed of the positions to
-        check. The worker reports runs once each and in order: any other report was forged to learn the
-        seeds. torch.compile's runs (after eager's) get no seed."""
+    def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
+                         device: str) -> dict:
+        """The parent's answer after each timed run of eager and of the candidate: on CUDA the seed of the
+        positions to check (on the CPU the parent has read them already, at `Returned`). The worker reports
+        runs once each and in order: any other report was forged to learn the seeds. torch.compile's runs
+        (after eager's) get no seed."""
         loop = self._loop(phase)
         if loop is None:
             return {}
@@ -206,7 +216,7 @@ class Observations:
         if report.run != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
             return {}
-        return {"check_seed": check_seeds[expected]}
+        return {"check_seed": check_seeds[expected]} if device == "cuda" else {}
 
     def answered_timed_run(self, phase: str, at: float) -> None:
         loop = self.timed_loops["candidate"] if phase == "profile" else self._loop(phase, answered=True)

@@ -9,7 +9,9 @@ import ctypes
 import glob
 import os
 import resource
-from collections.abc import Iterable
+import signal
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,34 @@ def cpu_time(pid: int) -> CpuTime | None:
         return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread), children)
     except (OSError, ValueError, IndexError, KeyError):
         return None
+
+
+STOPPED_STATES = frozenset("TtZX")
+"""A thread stopped, or gone: it runs no more code until the process is continued."""
+
+
+@contextlib.contextmanager
+def stopped(pid: int, timeout_s: float = 5.0) -> Iterator[None]:
+    """Process `pid` with every thread of it stopped (SIGSTOP, which no code can catch or block), continued
+    after: what the judge reads of it meanwhile, no thread of it can change."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not _all_stopped(pid):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"process {pid} did not stop within {timeout_s:.0f} s")
+            time.sleep(20e-6)
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def _all_stopped(pid: int) -> bool:
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError, IndexError):  # a thread gone meanwhile
+            if Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in STOPPED_STATES:
+                return False
+    return True
 
 
 def process_table() -> dict[int, tuple[str, int]]:

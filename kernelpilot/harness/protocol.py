@@ -16,7 +16,7 @@ its inputs and are not constant: else a trivial answer would pass."""
 
 WARMUP_RUNS = 3
 TIMED_RUNS = 30
-TIMING_LOOP_VERSION = 4
+TIMING_LOOP_VERSION = 5
 """Bumped whenever the timing loop changes: compile baselines cached under an older loop are re-measured."""
 INPUT_SETS = 3
 """Input sets rotated during timing, so a result cached on an address or a value never pays."""
@@ -122,6 +122,8 @@ class EvalOptions:
                                         "of_harness_share": OUTSIDE_CLOCK_HARNESS_FRAC.get(self.device),
                                         "standard_errors": OUTSIDE_CLOCK_NOISE},
             "check_samples": CHECK_SAMPLES,
+            "timed_answers_read_by": "the judge, from the stopped worker's memory" if self.device == "cpu"
+                                     else "the worker, from its copy on the stream",
             "l2_flush_bytes": L2_FLUSH_BYTES.get(self.device),
             "timing_loop_version": TIMING_LOOP_VERSION,
             "tol_override": self.tol,

@@ -163,13 +163,13 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
                flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
                around: Callable[[], AbstractContextManager] = nullcontext,
                before_call: Callable[[int], None] | None = None,
-               after_call: Callable[[int], None] | None = None) -> Samples:
+               after_call: Callable[[int, object], None] | None = None) -> Samples:
     """Time `fn(*inputs)` `runs` times over fresh input values.
 
     `after_run(run, output)` is called after each timed run, outside the timed region; on the CPU
     `before_call(run)` just before the call, once the cache is flushed and the inputs written, and
-    `after_call(run)` as soon as it returned and its clock stopped (the parent reads the worker's CPU time
-    at both); `around()`
+    `after_call(run, output)` as soon as it returned and its clock stopped (the parent reads the worker's CPU
+    time at both, and the answers at the second); `around()`
     wraps each call, warm-up ones too, entered before the host clock starts (on CUDA the host's time
     until the call's kernels are queued is hidden behind the spin anyway).
     """
@@ -211,7 +211,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
                 output = fn(*args)
                 elapsed = (_perf_counter() - t0) * 1e3
                 if after_call is not None:
-                    after_call(i)
+                    after_call(i, output)
             host_ms.append(elapsed)
             device_ms.append(elapsed)
         if after_run is not None:

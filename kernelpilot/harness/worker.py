@@ -47,8 +47,8 @@ from kernelpilot.harness.messages import (
     Timing,
     Trial,
 )
-from kernelpilot.harness.protocol import CHECK_SAMPLES
 from kernelpilot.harness.shared_output import Snapshot, take_snapshot
+from kernelpilot.harness.spot_check import layout_of, sample_positions
 from kernelpilot.harness.task import as_outputs, checksum, import_file, load_task_module, made_on, make_inputs
 from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
 
@@ -78,7 +78,7 @@ def device_kernel_rows(profiler: torch.profiler.profile, runs: int) -> list[dict
 
 
 def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
-    """Each output's values at a few thousand positions drawn from `seed`: the same positions for eager's
+    """Each output's values at the positions `seed` draws (`spot_check`): the same positions for eager's
     answer and the candidate's in the same timed run, and new ones in every run."""
     generator = torch.Generator().manual_seed(seed)
     samples: list[torch.Tensor | None] = []
@@ -87,9 +87,7 @@ def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
             samples.append(None)
             continue
         flat = out.detach().reshape(-1)
-        positions = torch.randint(flat.numel(), (min(flat.numel(), CHECK_SAMPLES),), generator=generator) \
-            if flat.numel() else torch.zeros(0, dtype=torch.long)
-        samples.append(flat[positions.to(flat.device)].cpu())
+        samples.append(flat[sample_positions(flat.numel(), generator).to(flat.device)].cpu())
     return samples
 
 
@@ -393,20 +391,22 @@ class Worker:
         self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
 
     def check_timed_run(self, run: int, output: object, wipe: bool = False) -> None:
-        """After every timed run of eager and of the candidate alike: report it, and sample the answers at the
-        positions the parent names only now (hacks 3, 16: no run can be skipped). `wipe` zeroes eager's
-        answers once sent: they must not wait in freed memory for the candidate's code."""
-        snapshot = self.copy_timed_outputs(as_outputs(output))
+        """After every timed run of eager and of the candidate alike: report it; on CUDA, sample the answers
+        at the positions the parent names only now (hacks 3, 16: no run can be skipped; on the CPU the
+        parent read them at `Returned`). `wipe` zeroes eager's answers once sampled: they must not wait in
+        freed memory for the candidate's code."""
+        outputs = as_outputs(output)
+        snapshot = self.copy_timed_outputs(outputs) if self.device == "cuda" else outputs
         self.check_clock()
         seed = self.await_parent(run).get("check_seed")
-        if isinstance(seed, int):
-            samples = sample_outputs(snapshot, seed)
+        samples = sample_outputs(snapshot, seed) if isinstance(seed, int) else []
+        if samples:
             self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
                                                        for o in snapshot]))
-            if wipe:
-                for tensor in [*samples, *snapshot]:
-                    if type(tensor) is torch.Tensor:
-                        tensor.zero_()
+        if wipe:
+            for tensor in [*samples, *snapshot]:
+                if type(tensor) is torch.Tensor:
+                    tensor.zero_()
 
     def copy_timed_outputs(self, outputs: list[object]) -> list[object]:
         """A timed run's outputs, copied into buffers kept from run to run: a fresh copy of a 256 MB output
@@ -430,9 +430,10 @@ class Worker:
         self.channel.send(Ready(run))
         sys.stdin.readline()
 
-    def await_return(self, run: int) -> None:
-        """CPU: tell the parent the call of timed run `run` returned, and wait for its word (see `Returned`)."""
-        self.channel.send(Returned(run))
+    def await_return(self, run: int, output: object) -> None:
+        """CPU: tell the parent the call of timed run `run` returned and where its answers lie, and wait for
+        its word (see `Returned`)."""
+        self.channel.send(Returned(run, [layout_of(out) for out in as_outputs(output)]))
         sys.stdin.readline()
 
     def await_parent(self, run: int) -> dict:

@@ -227,6 +227,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # worker writes it for the judge (caught by the linked scan)
     "cpu/gil_held_fill_in_timed_runs_matmul.py": ("uninitialized_output", "result_caching", WRONG),
     "cpu/gil_held_fill_during_snapshot.py": ("tampering", "uninitialized_output", WRONG),
+    # ... and told apart by counting the protocol's calls alone: no tell left to fix (reward 3 or a lost race,
+    # before the judge read each timed run's answers itself, with the worker stopped as its clock stopped)
+    "cpu/gil_held_fill_counted_calls.py": ("result_caching", "uninitialized_output", WRONG),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -262,6 +265,7 @@ TASK_OF: dict[str, str] = {
     "cpu/forge_messages_close_channel": "matmul.py",
     "cpu/cache_and_rescale_linear": "matmul.py",
     "cpu/gil_held_fill_in_timed_runs_matmul.py": "matmul.py",
+    "cpu/gil_held_fill_counted_calls.py": "matmul.py",
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
