@@ -108,18 +108,32 @@ def select(tasks: list[SuiteTask], levels: tuple[int, ...] = (), pattern: str | 
            sample: int | None = None, seed: int = 0) -> list[SuiteTask]:
     """The tasks of `levels` whose name (or bare file name) matches the glob `pattern`; then `sample` of them,
     stratified by level (each level's share of the sample as of the selection, largest remainders rounded
-    up), drawn with `seed`."""
+    up), drawn with `seed`. Levels interleaved (`interleaved`)."""
     chosen = [t for t in tasks if (not levels or t.level in levels)
               and (pattern is None or fnmatch.fnmatch(t.name, pattern) or fnmatch.fnmatch(t.stem, pattern))]
     if sample is None or sample >= len(chosen):
-        return chosen
-    by_level: dict[int | None, list[SuiteTask]] = defaultdict(list)
-    for task in chosen:
-        by_level[task.level].append(task)
+        return interleaved(chosen)
+    by_level = _by_level(chosen)
     quotas = {level: sample * len(group) / len(chosen) for level, group in by_level.items()}
     shares = {level: int(quota) for level, quota in quotas.items()}
     for level in sorted(quotas, key=lambda level: shares[level] - quotas[level])[:sample - sum(shares.values())]:
         shares[level] += 1
     rng = random.Random(seed)
     picked = {t.name for level, group in by_level.items() for t in rng.sample(group, shares[level])}
-    return [t for t in chosen if t.name in picked]
+    return interleaved([t for t in chosen if t.name in picked])
+
+
+def interleaved(tasks: list[SuiteTask]) -> list[SuiteTask]:
+    """Each level's tasks in their order, the levels merged in proportion (a level of 100 beside one of 50: two
+    of the first to one of the second): a run cut short has done a stratified part of every level, from which
+    `metrics.projected_seconds` can tell the whole run's time."""
+    by_level = _by_level(tasks)
+    place = {t.name: (rank + 0.5) / len(group) for group in by_level.values() for rank, t in enumerate(group)}
+    return sorted(tasks, key=lambda t: place[t.name])
+
+
+def _by_level(tasks: list[SuiteTask]) -> dict[int | None, list[SuiteTask]]:
+    by_level: dict[int | None, list[SuiteTask]] = defaultdict(list)
+    for task in tasks:
+        by_level[task.level].append(task)
+    return by_level

@@ -130,6 +130,18 @@ def test_sample_is_stratified_and_seeded():
     assert len(select(tasks, sample=7, seed=3)) == 7
 
 
+def test_levels_are_interleaved_so_a_run_cut_short_has_done_part_of_each():
+    """A cut-short 60-task sample of KernelBench had done levels 1 and 2 alone: no projection (stop 32)."""
+    tasks = _fake_suite()
+    for selected in (select(tasks), select(tasks, sample=10, seed=0)):
+        first_half = selected[:len(selected) // 2]
+        assert {t.level for t in first_half} == {1, 2, 3}
+        for level in (1, 2, 3):  # each level's own order is kept
+            names = [t.name for t in selected if t.level == level]
+            assert names == sorted(names, key=lambda name: int(name.split("/")[1].split("_")[0]))
+    assert [t.level for t in select(tasks)][:4] == [1, 2, 3, 1]
+
+
 def test_solutions_mirrored_flat_or_workspace(tmp_path):
     task = SuiteTask("level1/3_x", 1, Path("3_x.py"))
     assert solution_path(tmp_path, task) is None
