@@ -1,11 +1,9 @@
-"""Red team 31 (matmul.py), the deferred fill of gil_held_fill_in_timed_runs_matmul.py with the timed calls told
-apart by counting the protocol's calls: no tell for the judge to take away. Honest in the checked calls; in the
-timed ones an empty output that a detached native thread fills after the clock stopped, holding the GIL, once the
+"""Red team 31 (matmul.py): a deferred fill, the timed calls told apart by counting the protocol's calls (its
+first form told them by torch's generator, freshly seeded before timed calls only: fixed, but no tell is needed).
+Honest in the checked calls; in the timed ones an empty output that a detached native thread fills after the clock stopped, holding the GIL, once the
 parent has read the worker's CPU time at `Returned` and before the worker's harness gets the interpreter back
 (reward 3, or −1 on a lost race, while the worker's harness sampled the answers; now the judge reads them from the
 worker's memory with every thread of it stopped, as its clock stopped)."""
-
-import time
 
 import torch
 
