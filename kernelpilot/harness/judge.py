@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import signal
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,7 @@ from kernelpilot.harness.protocol import (
 )
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.messages import Observed
-from kernelpilot.harness.observations import TICK_MS, Observations
+from kernelpilot.harness.observations import TICK_MS, Observations, TimedLoop
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
@@ -220,7 +221,24 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
             share = max(excess(eager_cpu, watched.device, spread), 0.0)
             bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share,
                                 share, noise))
+        if (between := _between_calls(eager, candidate, reported, floor, share_frac)) is not None:
+            bounds.append(between)
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
+
+
+def _between_calls(eager: TimedLoop, candidate: TimedLoop, reported: float, floor: float,
+                   share_frac: float) -> OutsideClock | None:
+    """CPU: the worker's CPU time between calls, the candidate's against eager's (the same harness work), all
+    of it counted as the candidate's: none of the call's own work belongs there, on whatever thread or core."""
+    eager_gaps, candidate_gaps = eager.cpu_between_calls_ms(), candidate.cpu_between_calls_ms()
+    if eager_gaps is None or candidate_gaps is None:
+        return None
+    exact = eager_gaps[1] and candidate_gaps[1]
+    typical = median if exact else statistics.fmean  # to the clock tick, a mean's error shrinks with the runs
+    harness = typical(eager_gaps[0])
+    noise = 0.0 if exact else OUTSIDE_CLOCK_NOISE * 2 * TICK_MS / math.sqrt(len(candidate_gaps[0]))
+    return OutsideClock(reported, reported + typical(candidate_gaps[0]) - harness,
+                        floor + noise + share_frac * max(harness, 0.0))
 
 
 def _check_outside_clock(run: Run, obs: Observations, add) -> None:

@@ -107,6 +107,19 @@ class TimedLoop:
                  for go, back in windows]
         return main, spent, exact
 
+    def cpu_between_calls_ms(self) -> tuple[list[float], bool] | None:
+        """CPU time the worker used between calls: from each call's return (the worker stopped there) to the
+        next go, all its threads' (the harness's own work: the inputs, the cache flush, the report), and
+        whether that is exact. Work done there for the next call is in no window of `cpu_per_call_ms` (red
+        team 32: the next run's answer computed before the go, the harness kept from sending it)."""
+        gaps = list(zip(self.cpu_at_return, self.cpu_at_go[1:]))
+        if len(gaps) < 3:
+            return None
+        exact = all(back.threads <= go.threads for back, go in gaps)
+        spent = [(go.living_threads - back.living_threads) if exact else (go.all_threads - back.all_threads)
+                 for back, go in gaps]
+        return spent, exact
+
 
 @dataclass
 class Observations:

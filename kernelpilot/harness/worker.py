@@ -394,7 +394,9 @@ class Worker:
         """After every timed run of eager and of the candidate alike: report it; on CUDA, sample the answers
         at the positions the parent names only now (hacks 3, 16: no run can be skipped; on the CPU the
         parent read them at `Returned`). `wipe` zeroes eager's answers once sampled: they must not wait in
-        freed memory for the candidate's code."""
+        freed memory for the candidate's code. On the CPU the candidate's are zeroed too: the judge compares
+        the CPU time between calls with eager's (`judge._between_calls`), so the harness's work there is the
+        same."""
         outputs = as_outputs(output)
         snapshot = self.copy_timed_outputs(outputs) if self.device == "cuda" else outputs
         self.check_clock()
@@ -403,7 +405,7 @@ class Worker:
         if samples:
             self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
                                                        for o in snapshot]))
-        if wipe:
+        if wipe or self.device == "cpu":
             for tensor in [*samples, *snapshot]:
                 if type(tensor) is torch.Tensor:
                     tensor.zero_()

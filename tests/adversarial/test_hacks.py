@@ -227,6 +227,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # the output while the worker writes it for the judge (caught by the linked scan)
     "cpu/gil_held_fill_counted_calls.py": ("result_caching", "uninitialized_output", WRONG),
     "cpu/gil_held_fill_during_snapshot.py": ("tampering", "uninitialized_output", WRONG),
+    # red team 32: the next timed run's answer computed between calls, before the go, the GIL held so that the
+    # harness cannot send `Ready` (reward 3 before the CPU time between calls was compared with eager's)
+    "cpu/precompute_before_go_gil_held.py": "unaccounted_time",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -262,6 +265,7 @@ TASK_OF: dict[str, str] = {
     "cpu/forge_messages_close_channel": "matmul.py",
     "cpu/cache_and_rescale_linear": "matmul.py",
     "cpu/gil_held_fill_counted_calls.py": "matmul.py",
+    "cpu/precompute_before_go_gil_held.py": "matmul.py",
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
