@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import signal
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +29,7 @@ from kernelpilot.harness.protocol import (
 )
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.messages import Observed
-from kernelpilot.harness.observations import TICK_MS, Observations, TimedLoop
+from kernelpilot.harness.observations import TICK_MS, Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
@@ -215,30 +214,20 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
             other evaluation's load stretched is one run, and a clock that lies in a few runs gains nothing)."""
             return median([used / spread - took for used, took in zip(cpu, times[1:])])
 
+        # the harness's own CPU on the main thread around a call, exactly: eager's excess hides it where eager's
+        # call waits for its other threads (a fast single-threaded candidate was then held to the harness's share)
+        harness_main = median([window - inside for window, inside in zip(eager_main, watched.call_main_cpu[1:])]) \
+            if len(watched.call_main_cpu) > len(eager_main) else 0.0
         bounds = []
         for eager_cpu, candidate_cpu, spread, noise in ((eager_main, candidate_main, 1, 0.0),
                                                          (eager_all, candidate_all, cores, tick_noise)):
-            share = max(excess(eager_cpu, watched.device, spread), 0.0)
+            share = max(excess(eager_cpu, watched.device, spread), harness_main if spread == 1 else 0.0, 0.0)
             bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share,
                                 share, noise))
-        if (between := _between_calls(eager, candidate, reported, floor, share_frac)) is not None:
-            bounds.append(between)
+        if obs.harness_threads is not None and \
+                (between := candidate.cpu_between_calls_ms(obs.harness_threads)) is not None:
+            bounds.append(OutsideClock(reported, reported + median(between), floor))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
-
-
-def _between_calls(eager: TimedLoop, candidate: TimedLoop, reported: float, floor: float,
-                   share_frac: float) -> OutsideClock | None:
-    """CPU: the worker's CPU time between calls, the candidate's against eager's (the same harness work), all
-    of it counted as the candidate's: none of the call's own work belongs there, on whatever thread or core."""
-    eager_gaps, candidate_gaps = eager.cpu_between_calls_ms(), candidate.cpu_between_calls_ms()
-    if eager_gaps is None or candidate_gaps is None:
-        return None
-    exact = eager_gaps[1] and candidate_gaps[1]
-    typical = median if exact else statistics.fmean  # to the clock tick, a mean's error shrinks with the runs
-    harness = typical(eager_gaps[0])
-    noise = 0.0 if exact else OUTSIDE_CLOCK_NOISE * 2 * TICK_MS / math.sqrt(len(candidate_gaps[0]))
-    return OutsideClock(reported, reported + typical(candidate_gaps[0]) - harness,
-                        floor + noise + share_frac * max(harness, 0.0))
 
 
 def _check_outside_clock(run: Run, obs: Observations, add) -> None:

@@ -107,18 +107,17 @@ class TimedLoop:
                  for go, back in windows]
         return main, spent, exact
 
-    def cpu_between_calls_ms(self) -> tuple[list[float], bool] | None:
-        """CPU time the worker used between calls: from each call's return (the worker stopped there) to the
-        next go, all its threads' (the harness's own work: the inputs, the cache flush, the report), and
-        whether that is exact. Work done there for the next call is in no window of `cpu_per_call_ms` (red
-        team 32: the next run's answer computed before the go, the harness kept from sending it)."""
+    def cpu_between_calls_ms(self, harness_threads: frozenset[int]) -> list[float] | None:
+        """CPU time the threads the candidate started (any but `harness_threads`) used between calls: from each
+        call's return (the worker stopped there) to the next go. The harness's own work there (the inputs,
+        the cache flush, the report) runs on its threads; work done there for the next call is in no window of
+        `cpu_per_call_ms` (red team 32: the next run's answer computed before the go, the harness kept from
+        sending it)."""
         gaps = list(zip(self.cpu_at_return, self.cpu_at_go[1:]))
         if len(gaps) < 3:
             return None
-        exact = all(back.threads <= go.threads for back, go in gaps)
-        spent = [(go.living_threads - back.living_threads) if exact else (go.all_threads - back.all_threads)
-                 for back, go in gaps]
-        return spent, exact
+        return [sum(go.by_thread[tid] - back.by_thread.get(tid, 0.0) for tid in go.by_thread.keys() - harness_threads)
+                for back, go in gaps]
 
 
 @dataclass
@@ -174,6 +173,8 @@ class Observations:
     """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
     for those mapped before the candidate's import)."""
     forged: list[str] = field(default_factory=list)
+    harness_threads: frozenset[int] | None = None
+    """CPU: the worker's threads as the candidate's import began (it waits for the parent's word then)."""
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     worker_cores: int = 1
     """CPUs the worker may run on: its CPU time over that many is the least wall time it can have taken."""

@@ -12,7 +12,7 @@ import resource
 import signal
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -30,6 +30,8 @@ class CpuTime:
     """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
     reaped_children: float = 0.0
     """Every child it has waited for, to the clock tick: a process run and reaped inside forward adds to it."""
+    by_thread: dict[int, float] = field(default_factory=dict)
+    """Each living thread's, to the nanosecond."""
 
 
 def cpu_time(pid: int) -> CpuTime | None:
@@ -42,7 +44,7 @@ def cpu_time(pid: int) -> CpuTime | None:
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
-        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread), children)
+        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread), children, by_thread)
     except (OSError, ValueError, IndexError, KeyError):
         return None
 

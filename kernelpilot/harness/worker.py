@@ -132,6 +132,8 @@ class Worker:
         self.phase = "setup"
         self.clock_before = guards.c_entry_points(timing._perf_counter)
         self.clock_rewritten = False
+        self.switch_interval = sys.getswitchinterval()
+        self.switch_interval_changed = False
         self.timed_copies: list[torch.Tensor | None] = []
 
     def live_objects(self) -> dict[str, object]:
@@ -387,16 +389,17 @@ class Worker:
             torch.cuda.empty_cache()
 
     def check_clock(self) -> None:
-        """After every timed run and at the end: has compiled code rewritten the clock's C entry points?"""
+        """After every timed run and at the end: has compiled code rewritten the clock's C entry points, or
+        the candidate shortened the interpreter's switch interval (a thread of its own then takes the GIL
+        from the harness within microseconds: red team 32 kept the harness from sending `Ready` so)?"""
         self.clock_rewritten |= guards.c_entry_points(timing._perf_counter) != self.clock_before
+        self.switch_interval_changed |= sys.getswitchinterval() != self.switch_interval
 
     def check_timed_run(self, run: int, output: object, wipe: bool = False) -> None:
         """After every timed run of eager and of the candidate alike: report it; on CUDA, sample the answers
         at the positions the parent names only now (hacks 3, 16: no run can be skipped; on the CPU the
         parent read them at `Returned`). `wipe` zeroes eager's answers once sampled: they must not wait in
-        freed memory for the candidate's code. On the CPU the candidate's are zeroed too: the judge compares
-        the CPU time between calls with eager's (`judge._between_calls`), so the harness's work there is the
-        same."""
+        freed memory for the candidate's code."""
         outputs = as_outputs(output)
         snapshot = self.copy_timed_outputs(outputs) if self.device == "cuda" else outputs
         self.check_clock()
@@ -405,7 +408,7 @@ class Worker:
         if samples:
             self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
                                                        for o in snapshot]))
-        if wipe or self.device == "cpu":
+        if wipe:
             for tensor in [*samples, *snapshot]:
                 if type(tensor) is torch.Tensor:
                     tensor.zero_()
@@ -473,6 +476,8 @@ class Worker:
             patched=guards.changed_functions(self.functions_before)
             + guards.changed_bindings(self.bindings_before, self.live_objects()) + (
                 ["time.perf_counter (the harness's clock: its C entry point was rewritten)"] if self.clock_rewritten
+                else []) + (
+                ["sys.setswitchinterval (the interpreter's thread switching)"] if self.switch_interval_changed
                 else []),
             precision=guards.changed_precision(self.precision_before),
             reference=guards.changed_reference(self.reference_before, self.task.Model, self.task),

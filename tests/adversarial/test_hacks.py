@@ -229,7 +229,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/gil_held_fill_during_snapshot.py": ("tampering", "uninitialized_output", WRONG),
     # red team 32: the next timed run's answer computed between calls, before the go, the GIL held so that the
     # harness cannot send `Ready` (reward 3 before the CPU time between calls was compared with eager's)
-    "cpu/precompute_before_go_gil_held.py": "unaccounted_time",
+    "cpu/precompute_before_go_gil_held.py": ("unaccounted_time", "patched_function"),
+    "cpu/switch_interval_shortened.py": "patched_function",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
