@@ -12,7 +12,7 @@ import resource
 import signal
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -22,16 +22,22 @@ class CpuTime:
 
     all_threads: float
     """Every thread's, exited ones too, to the clock tick."""
-    living_threads: float
-    """The threads alive now, to the nanosecond."""
     main_thread: float
     """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
-    threads: frozenset[int]
-    """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
-    reaped_children: float = 0.0
+    reaped_children: float
     """Every child it has waited for, to the clock tick: a process run and reaped inside forward adds to it."""
-    by_thread: dict[int, float] = field(default_factory=dict)
+    by_thread: dict[int, float]
     """Each living thread's, to the nanosecond."""
+
+    @property
+    def living_threads(self) -> float:
+        """The threads alive now, to the nanosecond."""
+        return sum(self.by_thread.values())
+
+    @property
+    def threads(self) -> frozenset[int]:
+        """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
+        return frozenset(self.by_thread)
 
 
 def cpu_time(pid: int) -> CpuTime | None:
@@ -44,7 +50,7 @@ def cpu_time(pid: int) -> CpuTime | None:
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
-        return CpuTime(ticks, sum(by_thread.values()), by_thread[pid], frozenset(by_thread), children, by_thread)
+        return CpuTime(ticks, by_thread[pid], children, by_thread)
     except (OSError, ValueError, IndexError, KeyError):
         return None
 

@@ -414,7 +414,8 @@ class Worker:
                     tensor.zero_()
 
     def copy_timed_outputs(self, outputs: list[object]) -> list[object]:
-        """A timed run's outputs, copied into buffers kept from run to run: a fresh copy of a 256 MB output
+        """CUDA: a timed run's outputs, copied into buffers kept from run to run (on the CPU the judge reads the
+        outputs themselves, the worker stopped): a fresh copy of a 256 MB output
         after each of 66 runs costs the CPU its page faults every time (0.15 s a copy). Subclassed tensors
         stay as they are: touching them would run their code."""
         if len(self.timed_copies) != len(outputs):
