@@ -33,7 +33,7 @@ from kernelpilot.harness.observations import TICK_MS, Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
-from kernelpilot.harness.verify import compare_output, tolerance
+from kernelpilot.harness.verify import compare_output
 
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
@@ -284,7 +284,7 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
         if verdict.downcast:
             violations.setdefault("precision_downcast", f"{label}: matches only at fp16 tolerance")
     candidate_spots = obs.timed_loops["candidate"].spot_checks
-    if candidate_spots and obs.references and (problem := timed_run_problem(obs, run.options.tol)):
+    if candidate_spots and obs.references and (problem := timed_run_problem(obs)):
         all_ok, error = False, error or f"a timed run: {problem}"
         if len(passed) >= len(obs.trials) > 0:
             violations.setdefault("result_caching", "answers were right during verification, wrong in a timed run")
@@ -295,7 +295,7 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
     return all_ok, error, worst, [_violation(k, v) for k, v in violations.items()]
 
 
-def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
+def timed_run_problem(obs: Observations) -> str | None:
     """Every timed run against eager's answer on the same inputs, at the positions drawn for that run.
 
     The reference here is eager itself, so its own error versus float64 is allowed on top of the
@@ -314,8 +314,8 @@ def timed_run_problem(obs: Observations, tol: float | None) -> str | None:
             if sampled.dtype != eager.dtype:
                 return f"run {spot.run}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
             eager_err = max(ref.outputs[i].eager_max_err for ref in obs.references)
-            atol, rtol = tolerance(eager.dtype, tol)
-            atol = max(atol, CALIBRATION_FACTOR * eager_err) + eager_err
+            judged_at = obs.references[0].outputs[i]
+            atol, rtol = max(judged_at.atol, CALIBRATION_FACTOR * eager_err) + eager_err, judged_at.rtol
             check = compare_output(0, sampled, eager, atol, rtol)
             if not check.ok:
                 return (f"run {spot.run}, output {i}: {check.mismatched}/{check.numel} sampled elements "
@@ -392,6 +392,8 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             "precision": obs.task_info.precision if obs.task_info else {},
             "model_mode": ("training" if obs.task_info.training else "eval") if obs.task_info else None,
             "reference_dtype": "float64",
+            "tolerances": [{"atol": spec.atol, "rtol": spec.rtol, "narrowed": spec.narrowed}
+                           for spec in obs.references[0].outputs] if obs.references else [],
             "compile_cached": sorted(m for m, s in obs.compile.items() if s.get("cached")),
             "compile_scale": {m: s["scale"] for m, s in obs.compile.items() if "scale" in s},
             "compile_errors": {m: s["error"] for m, s in obs.compile.items() if "error" in s},

@@ -36,6 +36,8 @@ from kernelpilot.harness.verify import (
     check_call,
     comparison_dtype,
     degenerate_reason,
+    judged_at,
+    judging_tolerances,
     tolerance,
 )
 
@@ -85,13 +87,15 @@ class Keeper:
     def __init__(self, device: str) -> None:
         self.device = device
         self.tol: float | None = None
+        self.tolerances: list[tuple[float, float, bool]] = []
+        """Each output's (atol, rtol, narrowed), from the first probe (`judging_tolerances`)."""
         self.ready: dict[int, Answer] = {}
         """Answers made ahead (`Prepare`), by seed: one at a time."""
         self.input_bytes = 0
 
     def load(self, request: Load) -> Loaded:
         task_path = Path(request.task_path)
-        self.tol = request.tol
+        self.tol, self.tolerances = request.tol, []
         try:
             self.task = load_task_module(task_path)
             init_inputs = self.task.get_init_inputs()
@@ -101,11 +105,15 @@ class Keeper:
             self.model64 = copy.deepcopy(self.model).to(torch.float64)
             answers = [self.answer(seed, check_deterministic=i == 0, float64=False)
                        for i, seed in enumerate(request.probe_seeds)]
+            self.tolerances = judging_tolerances(answers[0], self.tol)
+            answers = [judged_at(answer, self.tolerances) for answer in answers]
+            if any(narrowed for *_, narrowed in self.tolerances):  # eager's own error must stay below the bound
+                answers[0] = self.answer(request.probe_seeds[0])
         except TaskError as error:
             return Loaded([], str(error) if str(error).startswith("task ") else f"task {task_path.name}: {error}")
         except Exception as error:  # the task's own code raised
             return Loaded([], f"task {task_path.name}: {one_line(error)}")
-        problem = degenerate_reason(answers, self.tol)
+        problem = degenerate_reason(answers)
         if problem:
             problem = (f"degenerate task {task_path.name}: {problem}; a trivial answer would pass, so it cannot "
                        "judge a kernel")
@@ -134,9 +142,11 @@ class Keeper:
         except Exception:  # some ops have no float64 kernel: the native answer is the reference
             ref64 = native
         del inputs64
+        tolerances = self.tolerances or [(*tolerance(out.dtype, self.tol), False) for out in native]
         specs = [OutputSpec(tuple(out.shape), out.dtype, tuple(out.stride()), guards.is_dense(out),
-                            max_abs_difference(ref, out) if out.is_floating_point() and ref is not out else 0.0)
-                 for out, ref in zip(native, ref64)]
+                            max_abs_difference(ref, out) if out.is_floating_point() and ref is not out else 0.0,
+                            *judged_at)
+                 for out, ref, judged_at in zip(native, ref64, tolerances)]
         expected = [ref.to(comparison_dtype(out.dtype)) for out, ref in zip(native, ref64)]
         return Answer(Reference(seed, specs, input_checksum), expected)
 
@@ -161,7 +171,7 @@ class Keeper:
     def check(self, request: Check) -> Checked:
         answer = self.ready.pop(request.call.seed, None) or self.answer(request.call.seed)
         device = torch.device(self.device, 0) if self.device == "cuda" else torch.device("cpu")
-        verdict = check_call(request.call, answer, self.device, self.tol,
+        verdict = check_call(request.call, answer, self.device,
                              lambda shared: copied(shared, Path(request.scratch), device))
         return Checked(verdict, answer.reference)
 

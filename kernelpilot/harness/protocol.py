@@ -49,6 +49,10 @@ torch is imported); `--tol` overrides both."""
 CALIBRATION_FACTOR = 2.0
 """A candidate may err up to this multiple of the eager baseline's own error versus float64."""
 
+DISCRIMINATION = 10
+"""An output a constant would pass at its dtype's tolerance is judged at an absolute one this many times
+smaller than what the best constant misses by."""
+
 SPEEDUP_MILESTONE = 1.05
 """Faster means more than 5 % faster (CUDA Agent's reward)."""
 
@@ -128,6 +132,7 @@ class EvalOptions:
             "timing_loop_version": TIMING_LOOP_VERSION,
             "tol_override": self.tol,
             "calibration_factor": CALIBRATION_FACTOR,
+            "discrimination": DISCRIMINATION,
             "speedup_milestone": SPEEDUP_MILESTONE,
             "compile_modes": list(self.compile_modes),
             "policy": self.policy,

@@ -1,8 +1,9 @@
 """Correctness, judged in the parent: candidate outputs against the float64 reference.
 
-Tolerance is by output dtype (`protocol.TOLERANCE`) and calibrated against the eager baseline's own
-error versus float64: a candidate is never held to more than the baseline it is timed against
-(cuDNN convolutions run in TF32 by default while matmuls do not).
+Tolerance is by output dtype (`protocol.TOLERANCE`), narrowed for an output a constant would pass at it
+(`judging_tolerances`), and calibrated against the eager baseline's own error versus float64: a candidate
+is never held to more than the baseline it is timed against (cuDNN convolutions run in TF32 by default
+while matmuls do not).
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from kernelpilot.harness.messages import Observed
-from kernelpilot.harness.protocol import CALIBRATION_FACTOR, TOLERANCE
+from kernelpilot.harness.protocol import CALIBRATION_FACTOR, DISCRIMINATION, TOLERANCE
 from kernelpilot.harness.result import Mismatch, OutputCheck
 from kernelpilot.harness.shared_output import SharedOutput
 from kernelpilot.harness.slices import aligned_slices
@@ -34,6 +35,10 @@ class OutputSpec:
     stride: tuple[int, ...]
     dense: bool
     eager_max_err: float
+    atol: float
+    rtol: float
+    """The tolerance this output is judged at (before calibration): its dtype's, or narrowed."""
+    narrowed: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,14 +201,13 @@ def layout(shape: Sequence[int], stride: Sequence[int]) -> tuple[int, ...]:
     return tuple(st for size, st in zip(shape, stride) if size > 1)
 
 
-def check_outputs(actual: list[torch.Tensor | None], answer: Answer, tol: float | None) -> list[OutputCheck]:
+def check_outputs(actual: list[torch.Tensor | None], answer: Answer) -> list[OutputCheck]:
     checks = []
     for i, out in enumerate(actual):
         if out is None:
             continue
         spec = answer.reference.outputs[i]
-        atol, rtol = tolerance(spec.dtype, tol)
-        checks.append(compare_output(i, out, answer.expected[i], calibrated_atol(spec, atol), rtol))
+        checks.append(compare_output(i, out, answer.expected[i], calibrated_atol(spec, spec.atol), spec.rtol))
     return checks
 
 
@@ -230,34 +234,62 @@ def is_unwritten(actual: torch.Tensor, expected: torch.Tensor) -> bool:
     return bool((marked & ~expected.isnan()).any())
 
 
-def degenerate_reason(answers: list[Answer], tol: float | None) -> str | None:
-    """Why a task cannot tell a right answer from a trivial one, or None.
+def judging_tolerances(answer: Answer, tol: float | None) -> list[tuple[float, float, bool]]:
+    """Each output's (atol, rtol, narrowed): its dtype's tolerance, or, where a constant would pass that (the
+    output is small or barely varies: KernelBench's FrobeniusNorm, a sum of sigmoids), an absolute one of a
+    `DISCRIMINATION`th of what the best constant misses by (half the output's range). Such a task is judged,
+    not refused, and a constant answer fails it (hack 2)."""
+    tolerances = []
+    for out, spec in zip(answer.expected, answer.reference.outputs):
+        atol, rtol = tolerance(spec.dtype, tol)
+        # one value (a loss) is judged across seeds only
+        if out.is_floating_point() and out.numel() > 1 and _within(_midrange(out), out, atol, rtol) is not None:
+            tolerances.append((float(_midrange(out) - out.min()) / DISCRIMINATION, 0.0, True))
+        else:
+            tolerances.append((atol, rtol, False))
+    return tolerances
 
-    Constant (or near-zero) outputs pass for a constant guess (hack 2); outputs that do not change
-    with the inputs pass for an answer computed once (hack 14).
+
+def judged_at(answer: Answer, tolerances: list[tuple[float, float, bool]]) -> Answer:
+    """`answer` with each output's judging tolerance."""
+    specs = [replace(spec, atol=atol, rtol=rtol, narrowed=narrowed)
+             for spec, (atol, rtol, narrowed) in zip(answer.reference.outputs, tolerances)]
+    return replace(answer, reference=replace(answer.reference, outputs=specs))
+
+
+def _midrange(out: torch.Tensor) -> torch.Tensor:
+    """The constant nearest every element at once."""
+    return (out.max().double() + out.min().double()).div(2).to(out.dtype)
+
+
+def degenerate_reason(answers: list[Answer]) -> str | None:
+    """Why a task cannot tell a right answer from a trivial one at its judging tolerances, or None.
+
+    An output with one value passes for a constant guess (hack 2); outputs that do not change with the
+    inputs pass for an answer computed once (hack 14).
     """
     first = answers[0]
-    for i, (out, spec) in enumerate(zip(first.expected, first.reference.outputs)):
-        if not out.is_floating_point() or out.numel() <= 1:  # one value (a loss) is judged across seeds only
-            continue
-        atol, rtol = tolerance(spec.dtype, tol)
-        if _within(out.mean(dtype=torch.float64).float(), out, atol, rtol) is not None:
-            return f"output {i} is (nearly) constant: a constant passes the {atol:g} tolerance"
+    for i, spec in enumerate(first.reference.outputs):
+        if spec.narrowed and not spec.atol > 0:
+            return f"output {i} is constant"
+        if spec.narrowed and calibrated_atol(spec, spec.atol) > spec.atol * DISCRIMINATION / 2:
+            return (f"output {i} barely varies (by {spec.atol * DISCRIMINATION:.3g} around a constant), and eager's "
+                    f"own error ({spec.eager_max_err:.3g}) is as large")
     if len(answers) > 1 and all(
-        _same_answer(other.expected[i], out, first.reference.outputs[i].dtype, tol)
+        _same_answer(other.expected[i], out, first.reference.outputs[i])
         for other in answers[1:] for i, out in enumerate(first.expected)
     ):
         return "the reference's outputs do not depend on the inputs (same answer for every seed)"
     return None
 
 
-def _same_answer(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, tol: float | None) -> bool:
+def _same_answer(a: torch.Tensor, b: torch.Tensor, spec: OutputSpec) -> bool:
     """Within tolerance for floating outputs; equal for integer and bool ones (argmax, comparisons)."""
     if a.shape != b.shape:
         return False
     if not b.is_floating_point():
         return torch.equal(a, b)
-    return _within(a, b, *tolerance(dtype, tol)) is not None
+    return _within(a, b, spec.atol, spec.rtol) is not None
 
 
 @dataclass(frozen=True)
@@ -279,7 +311,7 @@ class CallCheck:
         return self.problem is None and self.complete and all(c.ok for c in self.checks)
 
 
-def check_call(call: Observed, answer: Answer, device: str, tol: float | None,
+def check_call(call: Observed, answer: Answer, device: str,
                copy: Callable[[SharedOutput], torch.Tensor]) -> CallCheck:
     """`call`'s outputs held to `answer`: their layouts first, then the values of the judge's own `copy` of each."""
     problem = structural_problem(call.outputs, answer.reference)
@@ -297,7 +329,7 @@ def check_call(call: Observed, answer: Answer, device: str, tol: float | None,
             problem = f"its outputs could not be read: {error}"[:400]
     if problem:
         return CallCheck(problem, [], False, False, False, None)
-    checks = check_outputs(outputs, answer, tol)
+    checks = check_outputs(outputs, answer)
     complete = None not in outputs
     wrong = not (complete and all(c.ok for c in checks))
     return CallCheck(

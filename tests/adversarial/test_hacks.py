@@ -18,7 +18,8 @@ in `EXPECTED`, the one place that names the guards' `check`s:
 Candidates under `cuda/` run with `--device cuda` and are marked `gpu` (skipped without CUDA).
 
 Degenerate tasks are not judged per candidate: the task itself is refused (exit 2, one line with
-"degenerate").
+"degenerate"). A task whose outputs a constant would pass only at its dtype's tolerance is judged at a
+narrowed one instead, where the constant is wrong (`tiny_outputs.py`).
 
 Evaluations run in a small pool (`KERNELPILOT_ADV_JOBS`, default 2) as soon as the session starts,
 for the selected tests only; each test then waits for its own result. `KERNELPILOT_ADV_RECORD=FILE`
@@ -54,6 +55,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/legit_load_inline.py": PASS,
     "cpu/legit_matmul": PASS,
     "cpu/legit_preallocated_output": PASS,
+    # outputs of order 1e-7: judged at a narrowed tolerance, which the honest kernel meets and a constant does not
+    "cpu/legit_tiny_outputs.py": PASS,
+    "cpu/constant_output.py": WRONG,
     # an honest kernel whose import SIGSTOPs every ancestor: the sandbox keeps the judge out of reach
     "cpu/stop_the_judge.py": PASS,
     # ... and SIGSTOPs every process it can see: the judge's reference keeper is out of reach too
@@ -254,6 +258,8 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
 }
 
 TASK_OF: dict[str, str] = {
+    "cpu/legit_tiny_outputs.py": "tiny_outputs.py",
+    "cpu/constant_output.py": "tiny_outputs.py",
     "cpu/legit_matmul": "matmul.py",
     "cpu/precision_fp16_matmul": "matmul.py",
     "cpu/precision_bf16_matmul": "matmul.py",
@@ -297,7 +303,7 @@ SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from
         "cpu/huge_mapped_library.py"}
 """`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
 
-DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_tiny.py", "degenerate_input_independent.py"]
+DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_input_independent.py"]
 DEGENERATE_CANDIDATE = "cpu/constant_output.py"
 
 NO_GAIN_MAX_SPEEDUP_RATIO = 2.0

@@ -157,6 +157,17 @@ def test_integer_and_one_value_outputs_are_judged_not_refused_as_degenerate(task
     assert result.correct, result.error
 
 
+def test_an_output_that_barely_varies_is_judged_at_a_tolerance_a_constant_fails():
+    mixed = EvalOptions(device="cpu", policy="mixed")
+    honest = evaluate(CASES / "outputs" / "barely_varies.py", CASES / "outputs" / "barely_varies_in_torch.py", mixed)
+    constant = evaluate(CASES / "outputs" / "barely_varies.py", CASES / "outputs" / "barely_varies_as_constant.py",
+                        mixed)
+    assert honest.correct, honest.error
+    assert not constant.correct and constant.reward == -1
+    [judged_at] = honest.protocol["tolerances"]
+    assert judged_at["narrowed"] and judged_at["rtol"] == 0 and 0 < judged_at["atol"] < 0.1
+
+
 def test_a_broadcast_output_where_the_reference_returns_one_is_judged_not_refused():
     result = evaluate(CASES / "outputs" / "broadcast.py", CASES / "outputs" / "broadcast_in_torch.py",
                       EvalOptions(device="cpu", policy="mixed"))

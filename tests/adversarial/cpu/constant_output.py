@@ -1,4 +1,5 @@
-"""Hack 2: a constant answer (zeros). On a degenerate task it would pass: the task must be refused."""
+"""Hack 2: a constant answer (zeros). On a degenerate task it would pass: the task must be refused; on one
+whose outputs are merely small it must be wrong at the narrowed tolerance."""
 
 import torch
 

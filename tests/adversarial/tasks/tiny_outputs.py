@@ -1,4 +1,5 @@
-"""Degenerate task (hack 2): outputs of order 1e-7, inside fp32's 1e-4 atol; a zero output passes."""
+"""Outputs of order 1e-7, inside fp32's 1e-4 atol, where a zero output would pass (hack 2): judged at a
+narrowed tolerance (KernelBench's 1_37 FrobeniusNorm is of this kind), not refused."""
 
 import torch
 import torch.nn as nn
