@@ -265,7 +265,7 @@ class Worker:
 
     def call(self, inputs: list[object], audit: bool = False, profile: bool = False) -> dict:
         """One observed forward: outputs read on the current stream, then every guard's observation."""
-        pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        pristine = guards.inputs_before(inputs)
         guards.poison_free_memory(self.device, self.output_bytes)
         threads_before = guards.python_threads()
         children_cpu_before = processes.reaped_children_cpu_ms()
@@ -330,13 +330,15 @@ class Worker:
         return take_snapshot(output, Path(self.job["scratch"]) / f"out-{time.monotonic_ns()}-{index}.bin")
 
     def judged(self) -> None:
-        """Wait until the judge has copied the shared outputs, then let them go."""
+        """Wait until the judge has copied the shared outputs, then let them go, with what the call left cached:
+        the keeper makes the next call's reference meanwhile."""
         sys.stdin.readline()
         synchronize(self.device)
         for snapshot in self.shared_snapshots:
             if snapshot is not None:
                 snapshot.release()
         self.shared_snapshots = []
+        self.release_cached_memory()
 
     def _activities(self) -> list:
         activities = [torch.profiler.ProfilerActivity.CPU]
@@ -354,6 +356,7 @@ class Worker:
         for trial, seed in enumerate(self.job["verify_seeds"]):
             fresh = make_inputs(self.task, seed, self.device)
             buffers = fresh if buffers is None else refill(buffers, fresh)
+            del fresh  # one set of a large task's inputs at a time
             observed = self.call(buffers, audit=True)
             self.channel.send(Trial(trial=trial, seed=seed, checksum=checksum(buffers), **observed))
             self.judged()
@@ -381,7 +384,7 @@ class Worker:
     def release_cached_memory(self) -> None:
         """What torch's allocator holds unused, back to the device: the keeper, another process, makes each float64
         reference beside the worker's calls (for a 6.4 GB output, 32 GB at its peak), and on an 80 GB card what the
-        baselines left cached here ran it out of memory (KernelBench's 1_19). Poisoned first: memory given back
+        baselines or the calls before left cached here ran it out of memory (KernelBench's 1_19). Poisoned first: memory given back
         can come back to the candidate's own allocations, and must not bring eager's or torch.compile's answers
         with it."""
         if self.device == "cuda":

@@ -241,6 +241,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cuda/legit_matmul": PASS,
     # 1. unwritten output: the caching allocator would hand back the reference's freed answer
     "cuda/unwritten_output": "uninitialized_output",
+    "cuda/mark_input_bit": "input_mutation",
     # 5. 20000x the work on a private stream the timed stream never waits for
     "cuda/side_stream_unsynced": ("side_stream_work", "uninitialized_output", WRONG),
     # 5 + 16. each output filled later, by work queued on another stream behind a ~1 ms spin
