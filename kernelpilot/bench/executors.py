@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import queue
-from dataclasses import dataclass, replace
+from collections import deque
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -48,35 +49,38 @@ IMPORT_PHASE = "[import]"
 again until the candidate's profile."""
 
 
+SPARES_AHEAD = 2
+"""Workers started ahead per slot: the one for the task after next starts during this task's candidate, so that
+its start-up (5-7 s on an H100) is over long before its task begins; one ahead left 4 s of it unhidden."""
+
+
 @dataclass
 class Slot:
-    """One worker of the local executor: its GPU (by `options.env`) and the next judge's worker, started ahead."""
+    """One worker of the local executor: its GPU (by `options.env`) and the next judges' workers, started ahead."""
 
     options: EvalOptions
-    spare: StartedWorker | None = None
+    spares: deque[StartedWorker] = field(default_factory=deque)
 
     def prepare(self, task: Path, options: EvalOptions) -> PreparedJudge:
-        """The task's judge, on the worker started ahead if there is one."""
-        worker, self.spare = self.spare, None
-        return prepare_judge(task, options, worker=worker)
+        """The task's judge, on the worker started earliest if there is one."""
+        return prepare_judge(task, options, worker=self.spares.popleft() if self.spares else None)
 
     def on_log(self, line: str) -> None:
-        """Once the baselines are timed, the next task's worker starts: its interpreter, torch and CUDA context
-        come up while this candidate is imported and verified, not while eager or torch.compile is timed
-        (a start-up then would slow the baseline and flatter the candidate)."""
+        """Once the baselines are timed, workers for the next tasks start: their interpreter, torch and CUDA
+        context come up while this candidate is imported and verified, not while eager or torch.compile is
+        timed (a start-up then would slow the baseline and flatter the candidate)."""
         if line == IMPORT_PHASE:
-            self.start_spare()
+            self.start_spares()
 
-    def start_spare(self) -> None:
-        """On the CPU there is none: its start-up's load would land in an evaluation's timing, all of which
-        runs on the same cores."""
-        if self.spare is None and self.options.device == "cuda":
-            self.spare = start_worker(self.options)
+    def start_spares(self) -> None:
+        """On the CPU there are none: a start-up's load would land in an evaluation's timing, all of which runs
+        on the same cores."""
+        while len(self.spares) < SPARES_AHEAD and self.options.device == "cuda":
+            self.spares.append(start_worker(self.options))
 
     def close(self) -> None:
-        if self.spare is not None:
-            discard_worker(self.spare)
-            self.spare = None
+        while self.spares:
+            discard_worker(self.spares.popleft())
 
 
 class LocalExecutor:
@@ -103,7 +107,7 @@ class LocalExecutor:
         try:
             return judge_task(task, candidate, slot.options, slot.prepare, spent_s, slot.on_log)
         finally:
-            slot.start_spare()  # an evaluation that ended before its candidate's import started none
+            slot.start_spares()  # an evaluation that ended before its candidate's import started none
             self._slots.put(slot)
 
     def close(self) -> None:

@@ -9,10 +9,10 @@ import json
 import pytest
 from bench_helpers import ADVERSARIAL, EXPECTED, TASK, bench, make_suite
 
-from kernelpilot.bench.executors import Slot
+from kernelpilot.bench.executors import SPARES_AHEAD, Slot
 from kernelpilot.errors import TaskError
 from kernelpilot.harness import EvalOptions, prepare_judge
-from kernelpilot.harness.worker_process import start_worker
+from kernelpilot.harness.worker_process import discard_worker, start_worker
 from kernelpilot.session.events import Evaluation
 from kernelpilot.session.log import read_events
 from kernelpilot.session.store import LOG_NAME
@@ -72,18 +72,25 @@ def test_a_worker_started_ahead_is_the_next_judges():
         prepared.discard()
 
 
-def test_the_next_judges_worker_starts_once_the_baselines_are_timed():
-    """On a GPU, the local executor starts the next task's worker as the candidate's import begins: never while
-    eager or torch.compile is timed (a start-up then would slow the baseline and flatter the candidate)."""
+def test_the_next_judges_workers_start_once_the_baselines_are_timed():
+    """On a GPU, the local executor starts the next tasks' workers as the candidate's import begins: never while
+    eager or torch.compile is timed (a start-up then would slow the baseline and flatter the candidate). The
+    next task takes the one started earliest; the task after it finds one waiting still."""
     slot = Slot(EvalOptions(device="cuda"))
     try:
         for line in ("[setup]", "[baseline]", "building kernels/relu.cu"):
             slot.on_log(line)
-            assert slot.spare is None, line
+            assert not slot.spares, line
         slot.on_log("[import]")
-        assert slot.spare is not None
+        assert len(slot.spares) == SPARES_AHEAD
+        earliest = slot.spares[0]
+        slot.on_log("[import]")
+        assert len(slot.spares) == SPARES_AHEAD and slot.spares[0] is earliest
+        discard_worker(slot.spares.popleft())
+        slot.on_log("[import]")
+        assert len(slot.spares) == SPARES_AHEAD and slot.spares[0] is not earliest
     finally:
         slot.close()
     cpu = Slot(EvalOptions(device="cpu"))
     cpu.on_log("[import]")
-    assert cpu.spare is None  # on the CPU every evaluation's timing shares the cores with a start-up
+    assert not cpu.spares  # on the CPU every evaluation's timing shares the cores with a start-up
