@@ -16,6 +16,7 @@ import hmac
 import io
 import itertools
 import os
+import secrets
 import select
 import time
 from dataclasses import dataclass
@@ -49,8 +50,11 @@ class WorkerChannel:
         buffer = io.BytesIO()
         torch.save(message.to_wire(), buffer)
         data = buffer.getbuffer()  # no copy: a reference answer can be gigabytes
-        tmp = self._scratch / f".{name}"
-        tmp.write_bytes(data)
+        # a fresh name, created here: one the candidate planted first (and leased, to hold the harness in its
+        # open while it worked: red team 33) is never opened
+        tmp = self._scratch / f".{name}.{secrets.token_hex(8)}"
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as file:
+            file.write(data)
         os.replace(tmp, self._scratch / name)
         os.write(self._fd, f"{name} {digest(self._key, number, data)}\n".encode())
 

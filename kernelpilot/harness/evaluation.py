@@ -316,8 +316,6 @@ def _inspect_worker(root: int, python_pid: int | None, observations: Observation
     What is there when the import begins (the worker waits for the parent's word then) is the harness's:
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
-    if phase == "import" and python_pid is not None and observations.harness_threads is None:
-        observations.harness_threads = cpu.threads if (cpu := processes.cpu_time(python_pid)) else None
     if phase != "import" and python_pid is not None:
         observations.children_seen |= {f"{pid} ({name})" for pid, name in processes.descendants(python_pid).items()
                                        if pid != python_pid}

@@ -11,6 +11,7 @@ import ast
 import contextlib
 import ctypes
 import functools
+import gc
 import importlib
 import inspect
 import io
@@ -134,6 +135,44 @@ def changed_functions(before: dict[str, object]) -> list[str]:
     """Watched names now bound to something else (identity comparison: a wrapper is a change)."""
     now = snapshot_functions()
     return sorted(label for label, original in before.items() if now.get(label) is not original)
+
+
+def interpreter_hooks() -> dict[str, object]:
+    """What runs the candidate's code inside the harness's own steps without rebinding any watched name:
+    `sys.stdin` (which the parent's words once came through), the garbage collector's callbacks and
+    thresholds (a collection forced between calls runs them). Red team 33 computed a timed run's answer
+    in them, between calls, on the harness's thread."""
+    return {"sys.stdin": sys.stdin, "gc.callbacks": tuple(gc.callbacks), "gc.get_threshold()": gc.get_threshold()}
+
+
+def changed_hooks(before: dict[str, object]) -> list[str]:
+    now = interpreter_hooks()
+    return sorted(label for label, value in before.items() if now[label] != value)
+
+
+DISPATCH_KEYS = re.compile(r"^(CPU|CUDA|Autograd\w*|Composite\w*|Python\w*|PreDispatch|Functionalize):", re.M)
+"""The dispatcher's entries through which an ATen call can reach code: a kernel registered there for one
+of ATen's operators (`torch.library.Library("aten", "IMPL")`) runs inside every call of it, the harness's
+own input writes between calls included (red team 33)."""
+
+
+def dispatch_tables(ops: frozenset[str]) -> dict[str, str]:
+    """The kernels at `DISPATCH_KEYS` of every overload of `ops` (ATen names without their overload, as
+    `audit.op_name` gives them), as the dispatcher lists them: all 3600 operators' would cost 0.2-0.6 s."""
+    return {name: "".join(m.group(0) + line for m, line in _keyed_lines(torch._C._dispatch_dump_table(name)))
+            for name in torch._C._dispatch_get_all_op_names()
+            if name.startswith("aten::") and name[6:].split(".", 1)[0] in ops}
+
+
+def _keyed_lines(table: str) -> list[tuple[re.Match, str]]:
+    return [(m, line) for line in table.splitlines() if (m := DISPATCH_KEYS.match(line))]
+
+
+def changed_dispatch(before: dict[str, str], ops: frozenset[str]) -> list[str]:
+    """Operators of `ops` that now have another kernel at one of the keys."""
+    now = dispatch_tables(ops)
+    return [f"{name} (its kernels in the dispatcher were replaced)" for name, table in before.items()
+            if now.get(name) != table]
 
 
 def instance_bindings(objects: dict[str, object]) -> dict[str, object]:

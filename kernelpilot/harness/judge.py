@@ -29,7 +29,7 @@ from kernelpilot.harness.protocol import (
 )
 from kernelpilot.harness.result import EvalResult, KernelTime, OutputCheck, Violation
 from kernelpilot.harness.messages import Observed
-from kernelpilot.harness.observations import TICK_MS, Observations
+from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
@@ -203,10 +203,9 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         eager_calls, candidate_calls = eager.cpu_per_call_ms(), candidate.cpu_per_call_ms()
         if eager_calls is None or candidate_calls is None:
             return None
-        eager_main, eager_all, eager_exact = eager_calls
-        candidate_main, candidate_all, candidate_exact = candidate_calls
+        eager_main, eager_all = eager_calls
+        candidate_main, candidate_all = candidate_calls
         cores = max(1, obs.worker_cores)
-        tick_noise = 0.0 if eager_exact and candidate_exact else 2 * TICK_MS / cores
         reported = median(obs.timing.device[1:len(candidate_main) + 1])
 
         def excess(cpu: list[float], times: tuple[float, ...], spread: int) -> float:
@@ -219,14 +218,16 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         harness_main = median([window - inside for window, inside in zip(eager_main, watched.call_main_cpu[1:])]) \
             if len(watched.call_main_cpu) > len(eager_main) else 0.0
         bounds = []
-        for eager_cpu, candidate_cpu, spread, noise in ((eager_main, candidate_main, 1, 0.0),
-                                                         (eager_all, candidate_all, cores, tick_noise)):
+        for eager_cpu, candidate_cpu, spread in ((eager_main, candidate_main, 1), (eager_all, candidate_all, cores)):
             share = max(excess(eager_cpu, watched.device, spread), harness_main if spread == 1 else 0.0, 0.0)
-            bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share,
-                                share, noise))
-        if obs.harness_threads is not None and \
-                (between := candidate.cpu_between_calls_ms(obs.harness_threads)) is not None:
-            bounds.append(OutsideClock(reported, reported + median(between), floor))
+            bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share, share))
+        # between calls the harness's work is eager's (its watched runs', as the candidate's are watched), and most
+        # of it is the cache flush, whose CPU varies: held to the two medians' noise, not to a share of it
+        if (eager_between := eager.cpu_between_calls_ms()) and (between := candidate.cpu_between_calls_ms()):
+            noise = (interquartile_range(eager_between) + interquartile_range(between)) / 1.35 / math.sqrt(
+                min(len(eager_between), len(between)))
+            bounds.append(OutsideClock(reported, reported + median(between) - median(eager_between),
+                                       floor + OUTSIDE_CLOCK_NOISE * noise))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
 
 

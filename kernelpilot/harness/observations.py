@@ -9,7 +9,6 @@ was forged by code in the candidate.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -69,8 +68,6 @@ ONCE = frozenset({Baseline, TaskInfo, Imported, Timing, KernelRows, Final})
 MESSAGE_LIMIT_BYTES = 64 << 20
 """The most a message may hold once the candidate's code could write one: outputs never travel in them."""
 
-TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
-
 
 @dataclass
 class TimedLoop:
@@ -94,30 +91,26 @@ class TimedLoop:
         """Wall time of each run after the first, with the harness's work around it."""
         return [(arrived - answered) * 1e3 for answered, arrived in zip(self.answers, self.arrivals[1:])]
 
-    def cpu_per_call_ms(self) -> tuple[list[float], list[float], bool] | None:
+    def cpu_per_call_ms(self) -> tuple[list[float], list[float]] | None:
         """CPU time the worker used in each call after the first, from the go to its return: its main
-        thread's, all its threads', and whether the latter is exact (no thread died meanwhile: the living
-        threads' count, to the nanosecond) or to the clock tick."""
+        thread's, and all its threads' (exited ones too)."""
         windows = list(zip(self.cpu_at_go, self.cpu_at_return))[1:]
         if len(windows) < 3:
             return None
-        exact = all(go.threads <= back.threads for go, back in windows)
-        main = [back.main_thread - go.main_thread for go, back in windows]
-        spent = [(back.living_threads - go.living_threads) if exact else (back.all_threads - go.all_threads)
-                 for go, back in windows]
-        return main, spent, exact
+        return ([back.main_thread - go.main_thread for go, back in windows],
+                [back.all_threads - go.all_threads for go, back in windows])
 
-    def cpu_between_calls_ms(self, harness_threads: frozenset[int]) -> list[float] | None:
-        """CPU time the threads the candidate started (any but `harness_threads`) used between calls: from each
-        call's return (the worker stopped there) to the next go. The harness's own work there (the inputs,
-        the cache flush, the report) runs on its threads; work done there for the next call is in no window of
+    def cpu_between_calls_ms(self) -> list[float] | None:
+        """CPU time all the worker's threads (exited ones too) used between calls: from each call's return (the
+        worker stopped there) to the next go. The harness's own work there (the inputs, the cache flush, the
+        report) is the same around eager's calls; work done there for the next call is in no window of
         `cpu_per_call_ms` (red team 32: the next run's answer computed before the go, the harness kept from
-        sending it)."""
+        sending it; red team 33: computed inside the harness's own input writes, its message file's open, or
+        by a thread that exits before the go)."""
         gaps = list(zip(self.cpu_at_return, self.cpu_at_go[1:]))
         if len(gaps) < 3:
             return None
-        return [sum(go.by_thread[tid] - back.by_thread.get(tid, 0.0) for tid in go.by_thread.keys() - harness_threads)
-                for back, go in gaps]
+        return [go.all_threads - back.all_threads for back, go in gaps]
 
 
 @dataclass
@@ -173,8 +166,6 @@ class Observations:
     """Shared objects mapped in the worker outside the installation, with what their symbols call (nothing
     for those mapped before the candidate's import)."""
     forged: list[str] = field(default_factory=list)
-    harness_threads: frozenset[int] | None = None
-    """CPU: the worker's threads as the candidate's import began (it waits for the parent's word then)."""
     """Messages the harness did not send: a bad digest, an unreadable file, a phase out of order."""
     worker_cores: int = 1
     """CPUs the worker may run on: its CPU time over that many is the least wall time it can have taken."""

@@ -21,7 +21,7 @@ class CpuTime:
     """CPU time a process has used, in ms, as the kernel counts it (no code in the process can change it)."""
 
     all_threads: float
-    """Every thread's, exited ones too, to the clock tick."""
+    """Every thread's, exited ones too, to the nanosecond (the process's CPU clock)."""
     main_thread: float
     """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
     reaped_children: float
@@ -30,13 +30,7 @@ class CpuTime:
     """Each living thread's, to the nanosecond."""
 
     @property
-    def living_threads(self) -> float:
-        """The threads alive now, to the nanosecond."""
-        return sum(self.by_thread.values())
-
-    @property
     def threads(self) -> frozenset[int]:
-        """The living threads: when one of them has died by the next reading, only `all_threads` is whole."""
         return frozenset(self.by_thread)
 
 
@@ -44,15 +38,21 @@ def cpu_time(pid: int) -> CpuTime | None:
     """Process `pid`'s CPU time, read from /proc by another process; None once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
-        ticks, children = (int(fields[11]) + int(fields[12])) * tick_ms, (int(fields[13]) + int(fields[14])) * tick_ms
+        children = (int(fields[13]) + int(fields[14])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+        process = time.clock_gettime(process_cpu_clock(pid)) * 1e3
         by_thread = {}
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
-        return CpuTime(ticks, by_thread[pid], children, by_thread)
+        return CpuTime(process, by_thread[pid], children, by_thread)
     except (OSError, ValueError, IndexError, KeyError):
         return None
+
+
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of process `pid`'s CPU time, all its threads' and its exited threads' (Linux's
+    `MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)`: glibc's `clock_getcpuclockid`, which Python lacks)."""
+    return (~pid << 3) | 2
 
 
 STOPPED_STATES = frozenset("TtZX")

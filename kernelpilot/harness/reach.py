@@ -34,7 +34,7 @@ from kernelpilot.harness.linked import installed_roots
 
 EVENTS = frozenset({
     "sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
-    "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
     "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata",
 })
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})

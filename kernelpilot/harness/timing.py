@@ -89,21 +89,23 @@ class CacheFlusher:
 
 class FreshInputs:
     """Every call sees values it has never seen: each element x of an input set becomes
-    x · (1 + c / (1 + u)), u = (x / rms)², for a new random c per run.
+    x · (1 + c · frac(b · x / rms + t)), for new random c, b and t per run.
 
     Rotating a few fixed sets lets an answer table keyed on input values hit on almost every timed
     run (hack 16), and a factor alone does not stop it where the task is linear (a matmul's cached
-    answer times the factor is right); the curve does: small values are scaled by up to 1 + c, large
-    ones barely. It keeps signs, zeros, order (it rises everywhere for |c| < 1) and the magnitudes within
-    a quarter, so the work is the same, and costs two elementwise ops. The same sets and `seed` give the
-    same inputs run for run: eager's answers on them are the references that a timed run of the
-    candidate is checked against.
+    answer times the factor is right). Nor does a smooth curve of one random parameter: red team 33 wrote
+    each new input of a set as a weighted sum of two earlier ones and a linear task's answer as the same sum
+    of theirs. A sawtooth of random pitch and phase gives each run its own pattern of factors, which no few
+    earlier ones combine into. It keeps signs, zeros (so a triangular or sparse input keeps its shape) and
+    magnitudes within a quarter, so the work is the same, and costs three elementwise passes. The same sets
+    and `seed` give the same inputs run for run: eager's answers on them are the references that a timed
+    run of the candidate is checked against.
     """
 
     def __init__(self, input_sets: Sequence[Sequence[object]], seed: int) -> None:
         self._bases = input_sets
-        self._inverse_square_rms = [[_inverse_square_rms(x) if _scalable(x) else None for x in inputs]
-                                    for inputs in input_sets]
+        self._inverse_rms = [[math.sqrt(_inverse_square_rms(x)) if _scalable(x) else None for x in inputs]
+                             for inputs in input_sets]
         self._work = [x.clone() if _scalable(x) else x for x in input_sets[0]]
         self._generator = torch.Generator().manual_seed(seed)
 
@@ -111,20 +113,20 @@ class FreshInputs:
         return len(self._bases)
 
     def scaled(self, i: int) -> Sequence[object]:
-        """The inputs of run `i`: set `i` modulo the sets, through this run's curve, in the same buffers."""
-        bend, sign = (float(v) for v in torch.rand(2, generator=self._generator))
-        bend = (0.1 + 0.15 * bend) * (1.0 if sign < 0.5 else -1.0)  # never near zero: never near linear
+        """The inputs of run `i`: set `i` modulo the sets, through this run's sawtooth, in the same buffers."""
+        depth, pitch, phase = (float(v) for v in torch.rand(3, generator=self._generator))
+        depth, pitch = 0.1 + 0.15 * depth, 20.0 + 80.0 * pitch  # never near zero: never near a plain factor
         k = i % len(self._bases)
         args = []
-        for buffer, base, inverse in zip(self._work, self._bases[k], self._inverse_square_rms[k]):
-            if inverse is None:
+        for buffer, base, inverse_rms in zip(self._work, self._bases[k], self._inverse_rms[k]):
+            if inverse_rms is None:
                 args.append(base)
                 continue
             if buffer.shape != base.shape:  # a task whose sets differ in shape
                 buffer = torch.empty_like(base)
-            one = torch.ones((), dtype=base.dtype, device=base.device)
-            torch.addcmul(one, base, base, value=inverse, out=buffer)  # 1 + u
-            torch.addcdiv(base, base, buffer, value=bend, out=buffer)
+            offset = torch.full((), phase, dtype=base.dtype, device=base.device)
+            torch.add(offset, base, alpha=pitch * inverse_rms, out=buffer).frac_()
+            torch.addcmul(base, base, buffer, value=depth, out=buffer)
             args.append(buffer)
         return args
 

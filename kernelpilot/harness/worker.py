@@ -134,7 +134,11 @@ class Worker:
         self.clock_rewritten = False
         self.switch_interval = sys.getswitchinterval()
         self.switch_interval_changed = False
+        self.words = sys.stdin
+        """The parent's words, read through the object the worker started with: a candidate that rebinds
+        `sys.stdin` hears none of them (red team 33 read the timing's seeds through a wrapper)."""
         self.timed_copies: list[torch.Tensor | None] = []
+        self.harness_ops: frozenset[str] = frozenset()
 
     def live_objects(self) -> dict[str, object]:
         return {"worker": self, "worker.channel": self.channel}
@@ -190,6 +194,11 @@ class Worker:
         compile_samples, latency = {}, {}
         with torch.no_grad():
             eager_inputs = FreshInputs(input_sets, factor_seed)
+            recorder = DispatchRecorder()
+            with recorder:  # the ATen operators the harness itself runs between timed calls (on inputs of its own)
+                FreshInputs([[torch.ones(4, device=device)]], factor_seed).scaled(0)
+                self.flush()
+            self.harness_ops = frozenset(recorder.ops)
             eager = time_calls(model, eager_inputs, device, job["warmup"], job["timed_runs"], self.flush,
                                after_run=lambda run, output: self.check_timed_run(run, output, wipe=True),
                                before_call=self.await_go, after_call=self.await_return)
@@ -223,10 +232,12 @@ class Worker:
 
     def load_candidate(self) -> None:
         self.enter("import")
-        word = json.loads(sys.stdin.readline() or "{}")
+        word = json.loads(self.words.readline() or "{}")
         if word.get("import") is not True:
             raise RuntimeError("the harness never cleared the candidate's import")
         self.functions_before = guards.snapshot_functions()
+        self.hooks_before = guards.interpreter_hooks()
+        self.dispatch_before = guards.dispatch_tables(self.harness_ops)
         self.bindings_before = guards.instance_bindings(self.live_objects())
         self.reference_before = guards.reference_fingerprint(self.task.Model, self.task)
         self.precision_before = guards.precision_settings()
@@ -259,7 +270,7 @@ class Worker:
             [sys.modules[name] for name in set(sys.modules) - modules_before]
             + list(vars(module).values()) + list(vars(self.model).values()) + list(vars(model_class).values()))
         self.channel.send(Imported(sorted(self.extensions), issubclass(model_class, self.task.Model)))
-        self.job.update(json.loads(sys.stdin.readline() or "{}"))
+        self.job.update(json.loads(self.words.readline() or "{}"))
         if "verify_seeds" not in self.job:
             raise CandidateFailure("the harness's seeds never arrived (was stdin read by the candidate?)")
 
@@ -332,7 +343,7 @@ class Worker:
     def judged(self) -> None:
         """Wait until the judge has copied the shared outputs, then let them go, with what the call left cached:
         the keeper makes the next call's reference meanwhile."""
-        sys.stdin.readline()
+        self.words.readline()
         synchronize(self.device)
         for snapshot in self.shared_snapshots:
             if snapshot is not None:
@@ -437,13 +448,13 @@ class Worker:
     def await_go(self, run: int) -> None:
         """CPU: tell the parent the call of timed run `run` comes next, and wait for its go (see `Ready`)."""
         self.channel.send(Ready(run))
-        sys.stdin.readline()
+        self.words.readline()
 
     def await_return(self, run: int, output: object) -> None:
         """CPU: tell the parent the call of timed run `run` returned and where its answers lie, and wait for
         its word (see `Returned`)."""
         self.channel.send(Returned(run, [layout_of(out) for out in as_outputs(output)]))
-        sys.stdin.readline()
+        self.words.readline()
 
     def await_parent(self, run: int) -> dict:
         """Report a timed run and wait for the parent's word, after every timed run of eager, torch.compile
@@ -451,7 +462,7 @@ class Worker:
         launch-bound call, and a pause before the candidate's runs alone cost it ~30 µs per call on the H200.
         """
         self.channel.send(TimedRun(run))
-        return json.loads(sys.stdin.readline() or "{}")
+        return json.loads(self.words.readline() or "{}")
 
     def kernel_breakdown(self, input_sets: list[list[object]]) -> list[dict]:
         kernels.profiling = True
@@ -478,7 +489,8 @@ class Worker:
         self.check_clock()
         self.channel.send(Final(
             patched=guards.changed_functions(self.functions_before)
-            + guards.changed_bindings(self.bindings_before, self.live_objects()) + (
+            + guards.changed_bindings(self.bindings_before, self.live_objects())
+            + guards.changed_hooks(self.hooks_before) + guards.changed_dispatch(self.dispatch_before, self.harness_ops) + (
                 ["time.perf_counter (the harness's clock: its C entry point was rewritten)"] if self.clock_rewritten
                 else []) + (
                 ["sys.setswitchinterval (the interpreter's thread switching)"] if self.switch_interval_changed

@@ -235,6 +235,15 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # harness cannot send `Ready` (reward 3 before the CPU time between calls was compared with eager's)
     "cpu/precompute_before_go_gil_held.py": ("unaccounted_time", "patched_function"),
     "cpu/switch_interval_shortened.py": "patched_function",
+    # red team 33: each run's answer computed between calls on the harness's own thread, inside its input fill
+    # (an ATen kernel overridden), its message's open (an audit hook), or from the seeds read off sys.stdin;
+    # by threads that die before the go, the harness held in a lease on its message file; and interpolated
+    # from earlier answers along the inputs' one-parameter curve
+    "cpu/answer_in_input_fill": ("patched_function", "unaccounted_time"),
+    "cpu/answer_in_audit_hook": ("tampering", "unaccounted_time"),
+    "cpu/seeds_from_stdin": "patched_function",
+    "cpu/lease_on_the_ready_message": NO_GAIN,
+    "cpu/interpolate_fresh_inputs": NO_GAIN,
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -274,6 +283,8 @@ TASK_OF: dict[str, str] = {
     "cpu/cache_and_rescale_linear": "matmul.py",
     "cpu/gil_held_fill_counted_calls.py": "matmul.py",
     "cpu/precompute_before_go_gil_held.py": "matmul.py",
+    **{f"cpu/{name}": "matmul.py" for name in ("answer_in_input_fill", "answer_in_audit_hook", "seeds_from_stdin",
+                                               "lease_on_the_ready_message", "interpolate_fresh_inputs")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
@@ -291,6 +302,8 @@ TASK_OF: dict[str, str] = {
 """The task each candidate is evaluated against (default: relu_bias.py)."""
 
 HONEST_COUNTERPART: dict[str, str] = {
+    "cpu/lease_on_the_ready_message": "cpu/legit_matmul",
+    "cpu/interpolate_fresh_inputs": "cpu/legit_matmul",
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/cache_and_rescale_linear": "cpu/legit_matmul",
