@@ -314,8 +314,14 @@ HONEST_COUNTERPART: dict[str, str] = {
 SLOW = {"cpu/legit_load_inline.py", "cpu/inline_never_called.py", "cpu/aten_from_cpp_load_inline.py",
         "cpu/aten_cpu_kernels_from_cpp.py", "cpu/aten_kernels_by_pasted_name.py",
         "cpu/timings_shrunk_via_c_api_frames.py", "cpu/op_audit_emptied_via_channel_instance.py",
-        "cpu/huge_mapped_library.py"}
-"""`load_inline` builds (30–60 s each on two cores; the first two share one build)."""
+        "cpu/huge_mapped_library.py"} | {
+    # variants whose guard another candidate meets through the same door: CI keeps under 30 minutes, and
+    # the full run (`-m ""`) has them
+    "cpu/tensor_method_relu.py", "cpu/functional_relu.py", "cpu/bound_at_import_relu.py",
+    "cpu/patch_assert_close.py", "cpu/tamper_get_inputs.py", "cpu/precision_bf16_matmul",
+    "cpu/child_process_pipe.py", "cpu/child_process_daemon.py", "cpu/mkl_when_seed_repeats",
+    "cpu/numpy_on_ctypes_views.py"}
+"""`load_inline` builds (30–60 s each on two cores; the first two share one build), and variants."""
 
 DEGENERATE_TASKS = ["degenerate_zero.py", "degenerate_input_independent.py"]
 DEGENERATE_CANDIDATE = "cpu/constant_output.py"
@@ -463,7 +469,6 @@ def _expecting_a_guard() -> list:
 def test_every_candidate_on_disk_has_an_expected_verdict():
     on_disk = {f"{device}/{p.name}" for device in ("cpu", "cuda") for p in (HERE / device).iterdir()
                if not p.name.startswith(("_", "."))}
-    on_disk -= {DEGENERATE_CANDIDATE}
     assert on_disk == set(EXPECTED), "every candidate needs exactly one entry in EXPECTED"
     assert set(HONEST_COUNTERPART) == {c for c, e in EXPECTED.items() if e == NO_GAIN}
     assert all(EXPECTED[h] == PASS for h in HONEST_COUNTERPART.values())

@@ -56,6 +56,7 @@ def test_result_records_the_protocol(fused):
     assert protocol["input_sets"] == len(protocol["timing_seeds"]) == 3
 
 
+@pytest.mark.slow
 def test_a_task_whose_inputs_fill_the_timing_s_room_is_timed_on_one_input_set(monkeypatch):
     monkeypatch.setattr(protocol_module, "TIMING_INPUT_BYTES", 1)  # as 6 GB of inputs against 4 GB of room
     result = evaluate(SMALL, CASES / "fused", CPU)
@@ -150,7 +151,7 @@ def test_unusable_input_is_one_line_and_exit_two(args, message):
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("task", ["argmax", "mse_loss"])
+@pytest.mark.parametrize("task", ["argmax", pytest.param("mse_loss", marks=pytest.mark.slow)])
 def test_integer_and_one_value_outputs_are_judged_not_refused_as_degenerate(task):
     result = evaluate(CASES / "outputs" / f"{task}.py", CASES / "outputs" / f"{task}_in_torch.py",
                       EvalOptions(device="cpu", policy="mixed"))

@@ -87,11 +87,11 @@ def test_a_stopped_process_runs_no_thread_until_continued():
     try:
         threading.Event().wait(0.3)
         with processes.stopped(child.pid):
-            before = processes.cpu_time(child.pid).living_threads
+            before = processes.cpu_time(child.pid).all_threads
             threading.Event().wait(0.2)
-            assert processes.cpu_time(child.pid).living_threads == before
+            assert processes.cpu_time(child.pid).all_threads == before
         threading.Event().wait(0.2)
-        assert processes.cpu_time(child.pid).living_threads > before
+        assert processes.cpu_time(child.pid).all_threads > before
     finally:
         child.kill()
         child.wait()

@@ -23,6 +23,8 @@ Got (final version): reward 3 in 3 of 3 runs, no violation (eager 1.13-1.46 ms, 
 candidate 0.35-0.39 ms median; ~27 of 30 timed runs interpolated at ~0.35 ms, the rest honest at 2.4-4 ms).
 An earlier version (fresh output each call, no conditioning limit) got 3, 3, 3, 1, 2, 3, 3, 2, 3. On inputs that are not rotated by
 the judge (any real caller) it is the 2.6 ms naive kernel (legit_matmul, reward 1).
+Now: each run's inputs go through a sawtooth of random pitch and phase (`FreshInputs`), and no two earlier
+inputs combine into a new one: the kernel finds no line and computes. It earns what the honest kernel does.
 """
 
 from pathlib import Path

@@ -23,6 +23,9 @@ with the slow kernel.
 Got: reward 3 in 3 of 3 runs, no violation (eager 1.27-1.50 ms, torch.compile 1.13-1.33 ms, candidate
 0.38-0.44 ms; the judge's between-calls CPU read ~0.1 ms, the surviving watcher's own, against a 0.5 ms floor).
 The honest kernel alone takes ~2.6 ms (legit_matmul).
+Now: the message's temporary file has a fresh random name and is created by the harness (O_EXCL), so no
+planted file is opened and the lease holds nothing; its threads' CPU between calls, exited ones included,
+would be counted too (`unaccounted_time`). It earns what the honest kernel does.
 """
 
 from pathlib import Path

@@ -19,9 +19,12 @@ window or op recorder of the judge looks (the trials are not timed, and `judged(
 Got: reward 3 in 4 of 4 runs, no violation (eager 1.3-4.5 ms and torch.compile 1.2-4.0 ms under a load of 6-7 on
 two cores, candidate 0.09-0.16 ms; the judge's CPU bound left 0.41-0.61 ms unaccounted against a 0.63-0.69 ms
 allowance, the harness's own work around a call).
+Now: `patched_function` (`sys.stdin` rebound); the worker reads the parent's words through its own object, so the
+wrapper hears none of them.
 """
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -73,13 +76,13 @@ def _precompute():
     table = {}
     with torch.no_grad():
         for i in range(RUNS_AHEAD):
-            bend, sign = (float(v) for v in torch.rand(2, generator=generator))
-            bend = (0.1 + 0.15 * bend) * (1.0 if sign < 0.5 else -1.0)
+            depth, pitch, phase = (float(v) for v in torch.rand(3, generator=generator))  # FreshInputs' sawtooth
+            depth, pitch = 0.1 + 0.15 * depth, 20.0 + 80.0 * pitch
             k = (i if i < WARMUP else i - WARMUP) % len(bases)  # the warm-up's runs, then the timed ones
             base = bases[k]
-            one = torch.ones((), dtype=base.dtype)
-            buffer = torch.addcmul(one, base, base, value=inverse[k])
-            buffer = torch.addcdiv(base, base, buffer, value=bend)
+            offset = torch.full((), phase, dtype=base.dtype)
+            buffer = torch.add(offset, base, alpha=pitch * math.sqrt(inverse[k])).frac_()
+            buffer = torch.addcmul(base, base, buffer, value=depth)
             table[float(buffer[0, 0])] = torch.mm(buffer, weight)
     _state["table"] = table
 
