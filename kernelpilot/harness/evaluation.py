@@ -260,8 +260,9 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     observations.returned(phase, message, *_read_stopped(python_pid, message, run.seeds["check_seeds"]))
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
+                    cpu = processes.cpu_time(python_pid) if python_pid and run.options.device == "cpu" else None
                     worker.send(observations.answer_timed_run(phase, message, received.received_at,
-                                                              run.seeds["check_seeds"], run.options.device))
+                                                              run.seeds["check_seeds"], run.options.device, cpu))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():  # the timing is over: the keeper may work beside the worker again
                     _answer_ahead(prepared, run.seeds["post_seeds"], 0)

@@ -221,13 +221,15 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         for eager_cpu, candidate_cpu, spread in ((eager_main, candidate_main, 1), (eager_all, candidate_all, cores)):
             share = max(excess(eager_cpu, watched.device, spread), harness_main if spread == 1 else 0.0, 0.0)
             bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share, share))
-        # between calls the harness's work is eager's (its watched runs', as the candidate's are watched), and most
-        # of it is the cache flush, whose CPU varies: held to the two medians' noise, not to a share of it
+        # between calls the harness's work is eager's (its watched runs', as the candidate's are watched): the cache
+        # flush, whose CPU varies with the other load on the cores, held to a share of it; the next run's input fill
+        # and its message, where the inputs first exist, held to the two medians' noise alone
         if (eager_between := eager.cpu_between_calls_ms()) and (between := candidate.cpu_between_calls_ms()):
-            noise = (interquartile_range(eager_between) + interquartile_range(between)) / 1.35 / math.sqrt(
-                min(len(eager_between), len(between)))
-            bounds.append(OutsideClock(reported, reported + median(between) - median(eager_between),
-                                       floor + OUTSIDE_CLOCK_NOISE * noise))
+            for eager_gaps, gaps, harness_share in zip(eager_between, between, (share_frac, 0.0)):
+                noise = (interquartile_range(eager_gaps) + interquartile_range(gaps)) / 1.35 / math.sqrt(
+                    min(len(eager_gaps), len(gaps)))
+                bounds.append(OutsideClock(reported, reported + median(gaps) - median(eager_gaps),
+                                           floor + OUTSIDE_CLOCK_NOISE * noise + harness_share * median(eager_gaps)))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
 
 

@@ -84,6 +84,8 @@ class TimedLoop:
     """CPU: the worker's CPU time at the go before each call."""
     cpu_at_return: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time when each call had returned (the worker is waiting both times)."""
+    cpu_at_report: list[CpuTime] = field(default_factory=list)
+    """CPU: its CPU time at each run's report, once the next run's cache flush is done (it waits then too)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
     """Each run's answers at the positions the parent named only after the run, by run."""
 
@@ -100,17 +102,19 @@ class TimedLoop:
         return ([back.main_thread - go.main_thread for go, back in windows],
                 [back.all_threads - go.all_threads for go, back in windows])
 
-    def cpu_between_calls_ms(self) -> list[float] | None:
-        """CPU time all the worker's threads (exited ones too) used between calls: from each call's return (the
-        worker stopped there) to the next go. The harness's own work there (the inputs, the cache flush, the
-        report) is the same around eager's calls; work done there for the next call is in no window of
+    def cpu_between_calls_ms(self) -> tuple[list[float], list[float]] | None:
+        """CPU time all the worker's threads (exited ones too) used between calls, in two parts: from each
+        call's return (the worker stopped there) to its report, the harness's cache flush for the next run;
+        from the report to the next go, the next run's input fill and the `Ready` message. The harness's work
+        there is the same around eager's calls; work done there for the next call is in no window of
         `cpu_per_call_ms` (red team 32: the next run's answer computed before the go, the harness kept from
-        sending it; red team 33: computed inside the harness's own input writes, its message file's open, or
+        sending it; red team 33: computed inside the harness's own input fill, its message file's open, or
         by a thread that exits before the go)."""
-        gaps = list(zip(self.cpu_at_return, self.cpu_at_go[1:]))
+        gaps = list(zip(self.cpu_at_return, self.cpu_at_report, self.cpu_at_go[1:]))
         if len(gaps) < 3:
             return None
-        return [go.all_threads - back.all_threads for back, go in gaps]
+        return ([report.all_threads - back.all_threads for back, report, _ in gaps],
+                [go.all_threads - report.all_threads for _, report, go in gaps])
 
 
 @dataclass
@@ -208,7 +212,7 @@ class Observations:
             self.forged.append(spot)
 
     def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
-                         device: str) -> dict:
+                         device: str, cpu: CpuTime | None = None) -> dict:
         """The parent's answer after each timed run of eager and of the candidate: on CUDA the seed of the
         positions to check (on the CPU the parent has read them already, at `Returned`). The worker reports
         runs once each and in order: any other report was forged to learn the seeds. torch.compile's runs
@@ -221,6 +225,8 @@ class Observations:
         if report.run != expected or not 0 <= expected < len(check_seeds):
             self.duplicates.append("timed_run")
             return {}
+        if cpu is not None:
+            loop.cpu_at_report.append(cpu)
         return {"check_seed": check_seeds[expected]} if device == "cuda" else {}
 
     def answered_timed_run(self, phase: str, at: float) -> None:

@@ -415,17 +415,19 @@ class Worker:
         parent read them at `Returned`). `wipe` zeroes eager's answers once sampled: they must not wait in
         freed memory for the candidate's code."""
         outputs = as_outputs(output)
-        snapshot = self.copy_timed_outputs(outputs) if self.device == "cuda" else outputs
         self.check_clock()
+        if self.device != "cuda":  # eager's answers wiped before the report, at which the judge reads the CPU
+            _zero(outputs if wipe else [])
+            self.await_parent(run)
+            return
+        snapshot = self.copy_timed_outputs(outputs)
         seed = self.await_parent(run).get("check_seed")
         samples = sample_outputs(snapshot, seed) if isinstance(seed, int) else []
         if samples:
             self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
                                                        for o in snapshot]))
         if wipe:
-            for tensor in [*samples, *snapshot]:
-                if type(tensor) is torch.Tensor:
-                    tensor.zero_()
+            _zero([*samples, *snapshot])
 
     def copy_timed_outputs(self, outputs: list[object]) -> list[object]:
         """CUDA: a timed run's outputs, copied into buffers kept from run to run (on the CPU the judge reads the
@@ -529,6 +531,12 @@ class Worker:
         except BaseException as error:  # SystemExit and KeyboardInterrupt from forward are the candidate's too
             self.channel.send(Failed("run", f"{self.phase}: {one_line(error)}"))
         self.final_observations()
+
+
+def _zero(tensors: list[object]) -> None:
+    for tensor in tensors:
+        if type(tensor) is torch.Tensor:
+            tensor.zero_()
 
 
 def baseline_go() -> list[int]:
