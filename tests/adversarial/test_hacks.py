@@ -244,6 +244,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/seeds_from_stdin": "patched_function",
     "cpu/lease_on_the_ready_message": NO_GAIN,
     "cpu/interpolate_fresh_inputs": NO_GAIN,
+    # red team 34: the precompute-before-go hack with its gaps spread on purpose, to widen the noise allowance
+    # (when its thread loses the race for the lock, the call computes honestly)
+    "cpu/gap_spread_inflates_noise.py": NO_GAIN,
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -284,7 +287,8 @@ TASK_OF: dict[str, str] = {
     "cpu/gil_held_fill_counted_calls.py": "matmul.py",
     "cpu/precompute_before_go_gil_held.py": "matmul.py",
     **{f"cpu/{name}": "matmul.py" for name in ("answer_in_input_fill", "answer_in_audit_hook", "seeds_from_stdin",
-                                               "lease_on_the_ready_message", "interpolate_fresh_inputs")},
+                                               "lease_on_the_ready_message", "interpolate_fresh_inputs",
+                                               "gap_spread_inflates_noise.py")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
@@ -304,6 +308,7 @@ TASK_OF: dict[str, str] = {
 HONEST_COUNTERPART: dict[str, str] = {
     "cpu/lease_on_the_ready_message": "cpu/legit_matmul",
     "cpu/interpolate_fresh_inputs": "cpu/legit_matmul",
+    "cpu/gap_spread_inflates_noise.py": "cpu/legit_matmul",
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/cache_and_rescale_linear": "cpu/legit_matmul",
