@@ -26,26 +26,17 @@ class CpuTime:
     """The main thread's, to the nanosecond: a call it makes lasts at least as long as its share of the work."""
     reaped_children: float
     """Every child it has waited for, to the clock tick: a process run and reaped inside forward adds to it."""
-    by_thread: dict[int, float]
-    """Each living thread's, to the nanosecond."""
-
-    @property
-    def threads(self) -> frozenset[int]:
-        return frozenset(self.by_thread)
 
 
 def cpu_time(pid: int) -> CpuTime | None:
-    """Process `pid`'s CPU time, read from /proc by another process; None once it is gone."""
+    """Process `pid`'s CPU time, read from /proc and its CPU clock by another process; None once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         children = (int(fields[13]) + int(fields[14])) * 1000.0 / os.sysconf("SC_CLK_TCK")
         process = time.clock_gettime(process_cpu_clock(pid)) * 1e3
-        by_thread = {}
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                by_thread[int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e6
-        return CpuTime(process, by_thread[pid], children, by_thread)
-    except (OSError, ValueError, IndexError, KeyError):
+        main = int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e6
+        return CpuTime(process, main, children)
+    except (OSError, ValueError, IndexError):
         return None
 
 

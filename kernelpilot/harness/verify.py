@@ -242,11 +242,13 @@ def judging_tolerances(answer: Answer, tol: float | None) -> list[tuple[float, f
     tolerances = []
     for out, spec in zip(answer.expected, answer.reference.outputs):
         atol, rtol = tolerance(spec.dtype, tol)
-        # one value (a loss) is judged across seeds only
-        if out.is_floating_point() and out.numel() > 1 and _within(_midrange(out), out, atol, rtol) is not None:
-            tolerances.append((float(_midrange(out) - out.min()) / DISCRIMINATION, 0.0, True))
-        else:
-            tolerances.append((atol, rtol, False))
+        if out.is_floating_point() and out.numel() > 1:  # one value (a loss) is judged across seeds only
+            low, high = float(out.min()), float(out.max())
+            midrange = torch.tensor((low + high) / 2, dtype=out.dtype, device=out.device)  # nearest every element
+            if _within(midrange, out, atol, rtol) is not None:
+                tolerances.append(((high - low) / 2 / DISCRIMINATION, 0.0, True))
+                continue
+        tolerances.append((atol, rtol, False))
     return tolerances
 
 
@@ -255,11 +257,6 @@ def judged_at(answer: Answer, tolerances: list[tuple[float, float, bool]]) -> An
     specs = [replace(spec, atol=atol, rtol=rtol, narrowed=narrowed)
              for spec, (atol, rtol, narrowed) in zip(answer.reference.outputs, tolerances)]
     return replace(answer, reference=replace(answer.reference, outputs=specs))
-
-
-def _midrange(out: torch.Tensor) -> torch.Tensor:
-    """The constant nearest every element at once."""
-    return (out.max().double() + out.min().double()).div(2).to(out.dtype)
 
 
 def degenerate_reason(answers: list[Answer]) -> str | None:

@@ -416,8 +416,9 @@ class Worker:
         freed memory for the candidate's code."""
         outputs = as_outputs(output)
         self.check_clock()
-        if self.device != "cuda":  # eager's answers wiped before the report, at which the judge reads the CPU
-            _zero(outputs if wipe else [])
+        if self.device != "cuda":
+            if wipe:  # before the report, at which the judge reads the CPU
+                _zero(outputs)
             self.await_parent(run)
             return
         snapshot = self.copy_timed_outputs(outputs)
