@@ -21,7 +21,9 @@ import select
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
 import torch
+from _hashlib import hmac_new  # OpenSSL's HMAC, bound here: no name the candidate can rebind sees the key
 
 from kernelpilot.harness.messages import WorkerMessage, from_wire
 from kernelpilot.harness.shared_output import read_regular_file
@@ -30,7 +32,7 @@ from kernelpilot.harness.shared_output import read_regular_file
 def digest(key: bytes, number: int, data: bytes | memoryview) -> str:
     """HMAC-SHA256 (OpenSSL's: twice blake2b's speed here, which matters at hundreds of MB a message) of the
     message's place in the sequence and its bytes."""
-    mac = hmac.new(key, number.to_bytes(8, "little"), "sha256")
+    mac = hmac_new(key, number.to_bytes(8, "little"), "sha256")
     mac.update(data)
     return mac.hexdigest()
 

@@ -254,10 +254,11 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     else:
                         _answer_ahead(prepared, run.seeds["post_seeds"], len(observations.post_checks))
                 case Ready():  # CPU only
-                    observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None)
+                    observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None,
+                                    time.perf_counter())
                     worker.send({})
                 case Returned():  # CPU only
-                    observations.returned(phase, message, *_read_stopped(python_pid, message, run.seeds["check_seeds"]))
+                    observations.returned(phase, message, received.received_at, *_read_stopped(python_pid, message, run.seeds["check_seeds"]))
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     cpu = processes.cpu_time(python_pid) if python_pid and run.options.device == "cpu" else None
@@ -310,16 +311,15 @@ def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None
 
 def _inspect_worker(root: int, python_pid: int | None, observations: Observations, phase: str) -> None:
     """What the candidate's processes set up, read from /proc: each shared object newly mapped, scanned for
-    calls the candidate must not make, signal handlers, and once its calls begin, the processes below the
-    worker's Python and the CPU time of those it reaped (what the worker reports of them, its own code can
+    calls the candidate must not make, signal handlers, and once its calls begin, the processes in the sandbox
+    beside the worker's Python and the CPU time of those it reaped (what the worker reports of them, its own code can
     blind: the candidate's runs there).
 
     What is there when the import begins (the worker waits for the parent's word then) is the harness's:
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
     if phase != "import" and python_pid is not None:
-        observations.children_seen |= {f"{pid} ({name})" for pid, name in processes.descendants(python_pid).items()
-                                       if pid != python_pid}
+        observations.processes_seen |= {f"{pid} ({name})" for pid, name in processes.beside(python_pid, root).items()}
         if (cpu := processes.cpu_time(python_pid)) is not None:
             first = observations.reaped_after_import
             observations.reaped_after_import = (first[0] if first else cpu.reaped_children, cpu.reaped_children)

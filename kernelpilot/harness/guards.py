@@ -16,6 +16,7 @@ import importlib
 import inspect
 import io
 import os
+import pickle
 import random
 import re
 import sys
@@ -57,7 +58,7 @@ CHECKS = {
 WATCHED_TORCH_OWNERS = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn.Module", "torch.testing",
                         "torch.profiler", "torch.profiler.profile", "torch.autograd.profiler",
                         "torch.utils._python_dispatch", "torch.utils._python_dispatch.TorchDispatchMode",
-                        "torch.overrides", "torch.cuda", "torch.cuda.Event", "torch.cuda.Stream")
+                        "torch.overrides", "torch.cuda", "torch.cuda.Event", "torch.cuda.Stream", "torch.serialization")
 """Every name of these is watched, methods included: the harness reads outputs with tensor methods
 (`detach`, `cpu`, …), times with the profiler and events, and counts ops with a dispatch mode."""
 
@@ -71,14 +72,22 @@ def _attribute(path: str) -> object:
 
 def _watched() -> dict[str, tuple[object, str]]:
     """Owner and name of every function the verdict relies on: time, torch's comparison, timing and
-    audit machinery, and every module of the harness loaded in this process with its classes' methods."""
+    audit machinery, and every module of the harness loaded in this process, and every module it uses by
+    name, with their classes' methods."""
     owners: dict[str, object] = {"time": time, "sys": sys, "os": os, "threading": threading}
     owners.update({path: _attribute(path) for path in WATCHED_TORCH_OWNERS})
-    for name, module in list(sys.modules.items()):
-        if name.startswith("kernelpilot.harness") and module is not None:
-            owners[name] = module
-            owners.update({f"{name}.{attr}": value for attr, value in vars(module).items()
-                           if isinstance(value, type) and value.__module__ == name})
+    harness = [module for name, module in list(sys.modules.items())
+               if name.startswith("kernelpilot.harness") and module is not None]
+    # and the modules the harness calls into by name (hmac, json, io, pickle through torch.save, …): a function
+    # rebound there runs inside the harness's own code (red team 35: `hmac.new`, which the channel signs every
+    # message with, handed the candidate the key and each message's bytes before they were signed)
+    used = {value for module in harness for value in vars(module).values()
+            if isinstance(value, types.ModuleType) and not value.__name__.startswith(("kernelpilot.", "torch"))}
+    for module in [*harness, *used, pickle]:
+        name = module.__name__
+        owners[name] = module
+        owners.update({f"{name}.{attr}": value for attr, value in vars(module).items()
+                       if isinstance(value, type) and value.__module__.startswith(name)})
     watched: dict[str, tuple[object, str]] = {}
     for label, owner in owners.items():
         for name in (dir(owner) if isinstance(owner, type) else vars(owner)):
@@ -507,10 +516,52 @@ def _splice(lines: list[str], start: tuple[int, int], end: tuple[int, int], new:
     lines[first - 1:last] = pieces
 
 
+REBINDABLE_CONFIG = ("torch.backends.",)
+"""Module attributes a kernel may set: switches, not functions the harness calls."""
+
+
+def rebound_module_names(text: str, own_modules: frozenset[str]) -> list[tuple[int, str]]:
+    """Where a Python file assigns, deletes or `setattr`s a name in a module it imports (not its own): a
+    function rebound there runs inside the harness's code wherever the harness calls it (red team 35:
+    `hmac.new = …` got the channel's key and every message before it was signed). Line and dotted name."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names if alias.name.split(".")[0] not in own_modules}
+
+    def dotted(node: ast.AST) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and node.id in modules else None
+
+    found = []
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr") \
+                and node.args:
+            targets = [ast.Attribute(value=node.args[0], attr="*")]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and (name := dotted(target)) and not name.startswith(REBINDABLE_CONFIG):
+                found.append((node.lineno, name))
+    return found
+
+
 def tamper_findings(sources: dict[str, str]) -> list[str]:
     """Lines of candidate source that reach into the harness or the interpreter (reported as `tampering`)."""
     findings = []
+    own_modules = frozenset(Path(name).stem for name in sources)
     for name, text in sources.items():
+        if name.endswith(".py"):
+            findings += [f"{name}:{lineno}: rebinds {rebound} in a module it imports (the harness's code would call "
+                         f"the candidate's)" for lineno, rebound in rebound_module_names(text, own_modules)]
         skipped = _docstring_lines(text) if name.endswith(".py") else set()
         for lineno, code in enumerate(_without_comments(name, text), 1):
             if lineno in skipped:

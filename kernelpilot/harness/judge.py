@@ -97,8 +97,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("child_process", f"running: {', '.join(call.child_processes)}")
         if call.child_cpu_ms > 0.0:
             add("child_process", f"processes run and reaped inside forward used {call.child_cpu_ms:.0f} ms of CPU")
-    if obs.children_seen:
-        add("child_process", f"running below the worker: {', '.join(sorted(obs.children_seen))}")
+    if obs.processes_seen:
+        add("child_process", f"running in the sandbox beside the worker: {', '.join(sorted(obs.processes_seen))}")
     if obs.reaped_after_import and (reaped := obs.reaped_after_import[1] - obs.reaped_after_import[0]) > 0.0:
         add("child_process", f"processes the worker ran and reaped during the candidate's calls used {reaped:.0f} ms "
                              "of CPU")
@@ -221,16 +221,16 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         for eager_cpu, candidate_cpu, spread in ((eager_main, candidate_main, 1), (eager_all, candidate_all, cores)):
             share = max(excess(eager_cpu, watched.device, spread), harness_main if spread == 1 else 0.0, 0.0)
             bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share, share))
-        # between calls the harness's work is eager's (its watched runs', as the candidate's are watched): the cache
-        # flush, whose CPU varies with the other load on the cores, held to a share of it; the next run's input fill
-        # and its message, where the inputs first exist, held to the two medians' noise alone
-        if (eager_between := eager.cpu_between_calls_ms()) and (between := candidate.cpu_between_calls_ms()):
-            for eager_gaps, gaps, harness_share in zip(eager_between, between, (share_frac, 0.0)):
-                # the noise of both medians as eager's gaps show it: a candidate that spread its own gaps
-                # (red team 34: a third of them burning 7 ms) widened an allowance learned from them too
-                noise = 2 * interquartile_range(eager_gaps) / 1.35 / math.sqrt(len(eager_gaps))
-                bounds.append(OutsideClock(reported, reported + median(gaps) - median(eager_gaps),
-                                           floor + OUTSIDE_CLOCK_NOISE * noise + harness_share * median(eager_gaps)))
+        # outside the calls the harness's work is eager's (its watched runs', as the candidate's are watched), held
+        # to the noise of eager's runs alone (red team 34 spread its own runs' to widen an allowance learned from
+        # them too) and a share, as load moves it: the cache flush, before the next inputs exist; from the report
+        # to the return, the next inputs' fill, the handshakes and the call
+        for eager_runs, runs in ((eager.cpu_flush_ms(), candidate.cpu_flush_ms()),
+                                 (eager.outside_calls_ms(watched.device), candidate.outside_calls_ms(obs.timing.device))):
+            if eager_runs and runs:
+                noise = 2 * interquartile_range(eager_runs) / 1.35 / math.sqrt(len(eager_runs))
+                bounds.append(OutsideClock(reported, reported + median(runs) - median(eager_runs),
+                                           floor + OUTSIDE_CLOCK_NOISE * noise + share_frac * median(eager_runs)))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
 
 

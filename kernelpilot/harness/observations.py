@@ -84,6 +84,10 @@ class TimedLoop:
     """CPU: the worker's CPU time at the go before each call."""
     cpu_at_return: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time when each call had returned (the worker is waiting both times)."""
+    went_at: list[float] = field(default_factory=list)
+    """CPU: when the parent sent each go (`time.perf_counter`)."""
+    returned_at: list[float] = field(default_factory=list)
+    """CPU: when each call's `Returned` reached the parent."""
     cpu_at_report: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time at each run's report, once the next run's cache flush is done (it waits then too)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
@@ -102,19 +106,30 @@ class TimedLoop:
         return ([back.main_thread - go.main_thread for go, back in windows],
                 [back.all_threads - go.all_threads for go, back in windows])
 
-    def cpu_between_calls_ms(self) -> tuple[list[float], list[float]] | None:
-        """CPU time all the worker's threads (exited ones too) used between calls, in two parts: from each
-        call's return (the worker stopped there) to its report, the harness's cache flush for the next run;
-        from the report to the next go, the next run's input fill and the `Ready` message. The harness's work
-        there is the same around eager's calls; work done there for the next call is in no window of
-        `cpu_per_call_ms` (red team 32: the next run's answer computed before the go, the harness kept from
-        sending it; red team 33: computed inside the harness's own input fill, its message file's open, or
-        by a thread that exits before the go)."""
-        gaps = list(zip(self.cpu_at_return, self.cpu_at_report, self.cpu_at_go[1:]))
+    def cpu_flush_ms(self) -> list[float] | None:
+        """CPU time all the worker's threads (exited ones too) used from each call's return (the worker
+        stopped there) to its report: the harness's cache flush for the next run, before the next inputs exist."""
+        gaps = list(zip(self.cpu_at_return, self.cpu_at_report))
         if len(gaps) < 3:
             return None
-        return ([report.all_threads - back.all_threads for back, report, _ in gaps],
-                [go.all_threads - report.all_threads for _, report, go in gaps])
+        return [report.all_threads - back.all_threads for back, report in gaps]
+
+    def outside_calls_ms(self, reported: tuple[float, ...]) -> list[float] | None:
+        """Per call after the first, the time the worker spent from the parent's answer to the previous run's
+        report to the call's return beyond the call's `reported` time: the parent's wall time, which sees a
+        worker held or stopped (red team 35: stopped by a process of the candidate's that computed the answer
+        meanwhile), plus all the worker's threads' CPU in the fill beyond the fill's wall time (threads that
+        computed beside the harness's). The harness's work there, the next inputs' fill, `Ready`, the
+        handshakes around the call, is eager's too. The next run's answer computed there is in neither the
+        reported time nor the call's CPU window (red team 32: before the go, the harness kept from sending it;
+        red team 33: inside the harness's own input fill, its message file's open, or by a thread that exits
+        before the go; red team 34: after `Ready`, while the main thread waited for the interpreter's lock).
+        One sum per run: a candidate that did it on both sides of the go in turn left each side's median an
+        honest run."""
+        runs = [(back - answered) * 1e3 - took + max(0.0, go.all_threads - report.all_threads - (went - answered) * 1e3)
+                for answered, report, went, go, back, took in zip(self.answers, self.cpu_at_report, self.went_at[1:],
+                                                                  self.cpu_at_go[1:], self.returned_at[1:], reported[1:])]
+        return runs if len(runs) >= 3 else None
 
 
 @dataclass
@@ -162,8 +177,9 @@ class Observations:
     """Signals the worker's processes had handlers for when the candidate's import began (a mask)."""
     new_signal_handlers: int = 0
     """Signals the candidate's code added handlers for: work can be faulted in after the clock stopped."""
-    children_seen: set[str] = field(default_factory=set)
-    """Processes the judge found below the worker's Python after the import, as "pid (name)"."""
+    processes_seen: set[str] = field(default_factory=set)
+    """Processes the judge found in the sandbox beside the worker's Python (below it, or anywhere else) after
+    the import, as "pid (name)"."""
     reaped_after_import: tuple[float, float] | None = None
     """The worker's reaped children's CPU time (ms) as the judge read it when the calls began, and last."""
     linked: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -182,8 +198,8 @@ class Observations:
         """Every audited call: the trials, then the re-checks after timing."""
         return [*self.trials, *self.post_checks]
 
-    def go(self, phase: str, ready: Ready, cpu: CpuTime | None) -> None:
-        """CPU: the parent's go before a timed call, with the worker's CPU time then."""
+    def go(self, phase: str, ready: Ready, cpu: CpuTime | None, at: float) -> None:
+        """CPU: the parent's go before a timed call, sent `at`, with the worker's CPU time then."""
         loop = self.timed_loops["candidate"] if phase == "profile" else next(
             (self.timed_loops[name] for name, runs in (("eager", self.timed_runs),
                                                       ("eager_watched", self.clock_calibration_runs))
@@ -192,8 +208,10 @@ class Observations:
             self.duplicates.append("ready")
         elif cpu is not None:
             loop.cpu_at_go.append(cpu)
+            loop.went_at.append(at)
 
-    def returned(self, phase: str, returned: Returned, cpu: CpuTime | None, spot: SpotCheck | str | None) -> None:
+    def returned(self, phase: str, returned: Returned, at: float, cpu: CpuTime | None,
+                 spot: SpotCheck | str | None) -> None:
         """CPU: the parent's word after a timed call returned, with the worker's CPU time then and the run's
         answers at its check positions (or why they could not be read), both read with the worker stopped."""
         loop = self.timed_loops["candidate"] if phase == "profile" else next(
@@ -204,6 +222,7 @@ class Observations:
             return
         if cpu is not None:
             loop.cpu_at_return.append(cpu)
+            loop.returned_at.append(at)
         if isinstance(spot, SpotCheck):
             loop.spot_checks[spot.run] = spot
         elif spot is not None:

@@ -88,9 +88,9 @@ def process_table() -> dict[int, tuple[str, int]]:
     return table
 
 
-def descendants(root: int) -> dict[int, str]:
+def descendants(root: int, table: dict[int, tuple[str, int]] | None = None) -> dict[int, str]:
     """`root` and every process below it: pid → name."""
-    table = process_table()
+    table = process_table() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, (_, parent) in table.items():
         children.setdefault(parent, []).append(pid)
@@ -101,6 +101,20 @@ def descendants(root: int) -> dict[int, str]:
             found[pid] = table[pid][0]
         below += children.get(pid, [])
     return found
+
+
+def beside(worker: int, root: int) -> dict[int, str]:
+    """Every process below `root` but `worker` and the processes from `root` down that started it (bwrap, its
+    init, a shell): pid → name. What a candidate starts lands there wherever it hangs it (red team 35: a helper
+    cloned with CLONE_PARENT became the worker's sibling, below bwrap's init)."""
+    table = process_table()
+    chain, pid = set(), worker
+    while pid in table and pid not in chain:
+        chain.add(pid)
+        if pid == root:
+            break
+        pid = table[pid][1]
+    return {pid: name for pid, name in descendants(root, table).items() if pid not in chain}
 
 
 def caught_signals(pids: Iterable[int]) -> int:

@@ -247,6 +247,14 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # red team 34: the precompute-before-go hack with its gaps spread on purpose, to widen the noise allowance
     # (when its thread loses the race for the lock, the call computes honestly)
     "cpu/gap_spread_inflates_noise.py": NO_GAIN,
+    # the same answer computed in the fill in some runs and after `Ready` in others (before the worker's timer
+    # starts, the main thread waiting for the lock): each side's median was an honest run (CI, stop 33)
+    "cpu/answer_after_ready.py": "unaccounted_time",
+    # red team 35: the answer computed by a helper cloned beside the worker (CLONE_PARENT: in no CPU clock of the
+    # worker's, below none of its processes) while the worker sat stopped before `Ready`; the channel's signing
+    # key taken by rebinding `hmac.new`, every message rewritten before it was signed
+    "cpu/sibling_process_computes": ("child_process", "unaccounted_time"),
+    "cpu/audit_blanked_via_hmac.py": ("tampering", "patched_function", "op_audit"),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -288,7 +296,8 @@ TASK_OF: dict[str, str] = {
     "cpu/precompute_before_go_gil_held.py": "matmul.py",
     **{f"cpu/{name}": "matmul.py" for name in ("answer_in_input_fill", "answer_in_audit_hook", "seeds_from_stdin",
                                                "lease_on_the_ready_message", "interpolate_fresh_inputs",
-                                               "gap_spread_inflates_noise.py")},
+                                               "gap_spread_inflates_noise.py", "answer_after_ready.py",
+                                               "sibling_process_computes", "audit_blanked_via_hmac.py")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",

@@ -13,7 +13,7 @@ this is a timed run's `Ready`: its inputs are final. The watcher computes the ma
 watcher, and exits; the fresh one joins it, waits until its /proc/PID/task entry is gone, and only then gives
 the lease up. The harness's `open` returns onto the regular file planted there (the message's bytes are its own,
 the digest holds), the parent gets `Ready` and reads the CPU time: the thread that did the work is in no
-`by_thread` of the go, and `TimedLoop.cpu_between_calls_ms` sums only threads alive at the go; the per-call
+`by_thread` of the go, and the judge's between-calls sum then counted only threads alive at the go; the per-call
 windows see no thread die inside them (`exact` stays true). Once it has found a `Ready`, the call itself
 (inside the timed window, where it is counted as the call's) leases the file of the message three numbers on:
 `Ready`, `Returned`, `TimedRun`, `Ready`. The timed call finds the answer for its buffer and fingerprint and
