@@ -10,6 +10,7 @@ timing arithmetic and the reward happen in the judge's processes.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 from kernelpilot.harness import baselines, linked, ncu, processes
 from kernelpilot.harness.build import backend_of, build_kernels
 from kernelpilot.harness.judge import check_task, judge
+from kernelpilot.harness.keeper import TimedInputs
 from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.messages import (
     Done,
@@ -33,10 +35,16 @@ from kernelpilot.harness.messages import (
     TimedRun,
     Timing,
     Trial,
+    Warmed,
 )
 from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
 from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
-from kernelpilot.harness.protocol import CLOCK_CALIBRATION_RUNS, DEFAULT_SETUP_TIMEOUT_S, EvalOptions
+from kernelpilot.harness.protocol import (
+    CHECKED_TIMED_RUNS,
+    CLOCK_CALIBRATION_RUNS,
+    DEFAULT_SETUP_TIMEOUT_S,
+    EvalOptions,
+)
 from kernelpilot.harness.result import EvalResult
 from kernelpilot.harness.sandbox import isolation_kind, sandboxed
 from kernelpilot.harness.spot_check import UnreadableOutput, read_samples
@@ -169,6 +177,13 @@ def _candidate_job(run: Run) -> dict:
     return {key: run.seeds[key] for key in ("verify_seeds", "timing_seeds", "post_seeds", "factor_seed")}
 
 
+def _drawn_timed_runs(run: Run, observations: Observations) -> list[TimedInputs]:
+    """A few of the candidate's timed runs, drawn only now that they are over, with what made their inputs."""
+    curves, seeds = observations.timed_loops["candidate"].curves, run.seeds["timing_seeds"]
+    drawn = secrets.SystemRandom().sample(range(len(curves)), min(CHECKED_TIMED_RUNS, len(curves)))
+    return [TimedInputs(i, seeds[i % len(seeds)], curves[i], run.seeds["check_seeds"][i]) for i in sorted(drawn)]
+
+
 def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, log: LogSink) -> None:
     """Let the prepared worker go on to the baselines, feed its messages to `observations`, enforce each
     phase's time limit."""
@@ -253,6 +268,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                         process.stdin.close()
                     else:
                         _answer_ahead(prepared, run.seeds["post_seeds"], len(observations.post_checks))
+                case Warmed() if not observations.timed_loops["candidate"].curves:
+                    worker.send(observations.first_curve())
                 case Ready():  # CPU only
                     observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None,
                                     time.perf_counter())
@@ -266,6 +283,7 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                                                               run.seeds["check_seeds"], run.options.device, cpu))
                     observations.answered_timed_run(phase, time.perf_counter())
                 case Timing():  # the timing is over: the keeper may work beside the worker again
+                    observations.timed_references = prepared.timed_answers(_drawn_timed_runs(run, observations))
                     _answer_ahead(prepared, run.seeds["post_seeds"], 0)
     finally:
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)

@@ -300,29 +300,32 @@ def correctness(run: Run, obs: Observations) -> tuple[bool, str | None, list[Out
 
 
 def timed_run_problem(obs: Observations) -> str | None:
-    """Every timed run against eager's answer on the same inputs, at the positions drawn for that run.
+    """The candidate's timed runs drawn after the timing, against eager's answer on the same inputs (the
+    keeper's) at the positions drawn for each run.
 
     The reference here is eager itself, so its own error versus float64 is allowed on top of the
     calibrated tolerance the trials use.
     """
-    eager_spots = obs.timed_loops["eager"].spot_checks
+    if not obs.timed_references:
+        return "none of its timed runs could be checked"
+    spots = obs.timed_loops["candidate"].spot_checks
     expected_shapes = [spec.shape for spec in obs.references[0].outputs]
-    for spot in obs.timed_loops["candidate"].spot_checks.values():
-        if spot.run not in eager_spots:
-            return "no eager answer for this run"
+    for run, references in sorted(obs.timed_references.items()):
+        if (spot := spots.get(run)) is None:
+            return f"run {run}'s answers were not read"
         if list(spot.shapes) != expected_shapes:
-            return f"run {spot.run}: outputs of shapes {spot.shapes}, the reference {expected_shapes}"
-        for i, (sampled, eager) in enumerate(zip(spot.samples, eager_spots[spot.run].samples)):
+            return f"run {run}: outputs of shapes {spot.shapes}, the reference {expected_shapes}"
+        for i, (sampled, eager) in enumerate(zip(spot.samples, references)):
             if sampled is None:
-                return f"run {spot.run}, output {i} is not a plain tensor"
+                return f"run {run}, output {i} is not a plain tensor"
             if sampled.dtype != eager.dtype:
-                return f"run {spot.run}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
+                return f"run {run}, output {i} has dtype {sampled.dtype}, eager {eager.dtype}"
             eager_err = max(ref.outputs[i].eager_max_err for ref in obs.references)
             judged_at = obs.references[0].outputs[i]
             atol, rtol = max(judged_at.atol, CALIBRATION_FACTOR * eager_err) + eager_err, judged_at.rtol
             check = compare_output(0, sampled, eager, atol, rtol)
             if not check.ok:
-                return (f"run {spot.run}, output {i}: {check.mismatched}/{check.numel} sampled elements "
+                return (f"run {run}, output {i}: {check.mismatched}/{check.numel} sampled elements "
                         f"differ (max abs err {check.max_abs_err:.3g} > atol {atol:.3g}, rtol {rtol:.3g})")
     return None
 

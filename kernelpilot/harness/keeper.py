@@ -27,7 +27,9 @@ from kernelpilot.harness.keeper_frames import KeeperError, frame, read_frame
 from kernelpilot.harness.messages import Observed
 from kernelpilot.harness.shared_output import copied
 from kernelpilot.harness.slices import max_abs_difference
+from kernelpilot.harness.spot_check import sample_outputs
 from kernelpilot.harness.task import as_outputs, checksum, load_task_module, made_on, make_inputs, to_float64
+from kernelpilot.harness.timing import Curve, FreshInputs
 from kernelpilot.harness.verify import (
     Answer,
     CallCheck,
@@ -81,6 +83,30 @@ class Check:
 class Checked:
     check: CallCheck
     reference: Reference
+
+
+@dataclass(frozen=True)
+class TimedInputs:
+    """One of the candidate's timed runs: its input set's seed, the curve the judge drew for it, and the seed
+    of the positions its answers were sampled at."""
+
+    run: int
+    seed: int
+    curve: Curve
+    check_seed: int
+
+
+@dataclass(frozen=True)
+class TimedAnswers:
+    """Eager's answers on these timed runs' inputs, at their sampled positions: the references the candidate's
+    timed runs are held to (its process never held the runs' curves before their runs)."""
+
+    runs: list[TimedInputs]
+
+
+@dataclass(frozen=True)
+class TimedSamples:
+    samples: dict[int, list[torch.Tensor | None]]
 
 
 class Keeper:
@@ -175,6 +201,15 @@ class Keeper:
                              lambda shared: copied(shared, Path(request.scratch), device))
         return Checked(verdict, answer.reference)
 
+    @torch.no_grad()
+    def timed_answers(self, request: TimedAnswers) -> TimedSamples:
+        samples = {}
+        for run in request.runs:
+            inputs = FreshInputs([make_inputs(self.task, run.seed, self.device)], 0).scaled(0, run.curve)
+            samples[run.run] = sample_outputs(self.model(*inputs), run.check_seed)
+            del inputs  # one run's tensors at a time
+        return TimedSamples(samples)
+
     def handle(self, request: object) -> object:
         match request:
             case Load():
@@ -183,6 +218,8 @@ class Keeper:
                 return self.prepare(request)
             case Check():
                 return self.check(request)
+            case TimedAnswers():
+                return self.timed_answers(request)
         return KeeperError(f"unknown request {type(request).__name__}")
 
 

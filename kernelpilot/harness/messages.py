@@ -152,6 +152,16 @@ class Baseline(WorkerMessage):
 
 @message
 @dataclass(frozen=True)
+class Warmed(WorkerMessage):
+    """The candidate's warm-up calls are done; the worker waits for the first timed run's input curve. The
+    parent draws each of those runs' curves only now and after each run (`TimedRun`'s answer carries the next
+    one): the candidate's code can learn a run's inputs no earlier than the harness writes them."""
+
+    kind: ClassVar[str] = "warmed"
+
+
+@message
+@dataclass(frozen=True)
 class Ready(WorkerMessage):
     """CPU: a timed run's cache flush and inputs are done, its call comes next; the worker waits for the go.
     The parent reads the worker's CPU time then and at the call's `Returned`: the call, and nothing else."""
@@ -175,7 +185,8 @@ class Returned(WorkerMessage):
 @message
 @dataclass(frozen=True)
 class TimedRun(WorkerMessage):
-    """A timed run just ended (eager's, torch.compile's or the candidate's); the worker waits for the answer."""
+    """A timed run just ended (eager's, torch.compile's or the candidate's); the worker waits for the answer
+    (on CUDA the seed of the positions to sample; for the candidate's, the next run's input curve)."""
 
     kind: ClassVar[str] = "timed_run"
     run: int

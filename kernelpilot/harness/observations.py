@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+
 from kernelpilot.harness.channel import Received
 from kernelpilot.harness.processes import CpuTime
 from kernelpilot.harness.messages import (
@@ -32,10 +34,11 @@ from kernelpilot.harness.messages import (
     TimedRun,
     Timing,
     Trial,
+    Warmed,
     WorkerMessage,
 )
 from kernelpilot.harness.protocol import PHASES
-from kernelpilot.harness.timing import Samples
+from kernelpilot.harness.timing import Curve, Samples, fresh_curve
 from kernelpilot.harness.verify import CallCheck, Reference
 
 TRUSTED_PHASES = frozenset({"start", "setup", "baseline"})
@@ -47,6 +50,7 @@ ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
     TaskInfo: TRUSTED_PHASES,
     Baseline: TRUSTED_PHASES,
     TimedRun: frozenset({"baseline", "profile"}),
+    Warmed: frozenset({"profile"}),
     Ready: frozenset({"baseline", "profile"}),
     Returned: frozenset({"baseline", "profile"}),
     SpotCheck: frozenset({"baseline", "profile"}),
@@ -62,7 +66,7 @@ ALLOWED: dict[type[WorkerMessage], frozenset[str] | None] = {
 }
 """The phases in which each message may arrive (None: any)."""
 
-ONCE = frozenset({Baseline, TaskInfo, Imported, Timing, KernelRows, Final})
+ONCE = frozenset({Baseline, TaskInfo, Imported, Warmed, Timing, KernelRows, Final})
 """Messages the worker sends exactly once."""
 
 MESSAGE_LIMIT_BYTES = 64 << 20
@@ -91,7 +95,11 @@ class TimedLoop:
     cpu_at_report: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time at each run's report, once the next run's cache flush is done (it waits then too)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
-    """Each run's answers at the positions the parent named only after the run, by run."""
+    """Each run's answers at the positions the parent named only after the run, by run (eager's are read as
+    the candidate's are, so that the harness's work around both loops is the same)."""
+    curves: list[Curve] = field(default_factory=list)
+    """The candidate's: each timed run's input curve, drawn by the parent just before the run's inputs were
+    written (eager's runs draw theirs from a seed)."""
 
     def cycles_ms(self) -> list[float]:
         """Wall time of each run after the first, with the harness's work around it."""
@@ -159,6 +167,9 @@ class Observations:
     """ATen ops the profiler saw in the candidate's warm-up and timed calls, all of them together."""
     watched_calls: int | None = None
     post_checks: list[PostCheck] = field(default_factory=list)
+    timed_references: dict[int, list[torch.Tensor | None]] = field(default_factory=dict)
+    """Eager's answers, made by the keeper after the timing, on a few of the candidate's timed runs' inputs
+    (drawn then) at the positions the candidate's answers were sampled at, by run."""
     timed_loops: dict[str, TimedLoop] = field(default_factory=lambda: {
         "eager": TimedLoop(), "eager_watched": TimedLoop(), "candidate": TimedLoop()})
     """Eager's timed runs, its runs under the candidate's conditions, and the candidate's, as the parent saw them."""
@@ -230,12 +241,18 @@ class Observations:
                 raise RuntimeError(f"eager's {spot}")
             self.forged.append(spot)
 
+    def first_curve(self) -> dict:
+        """The parent's answer to `Warmed`: the candidate's first timed run's input curve."""
+        curve = fresh_curve()
+        self.timed_loops["candidate"].curves.append(curve)
+        return {"curve": curve}
+
     def answer_timed_run(self, phase: str, report: TimedRun, received_at: float, check_seeds: list[int],
                          device: str, cpu: CpuTime | None = None) -> dict:
         """The parent's answer after each timed run of eager and of the candidate: on CUDA the seed of the
-        positions to check (on the CPU the parent has read them already, at `Returned`). The worker reports
-        runs once each and in order: any other report was forged to learn the seeds. torch.compile's runs
-        (after eager's) get no seed."""
+        positions to check (on the CPU the parent has read them already, at `Returned`), and for the
+        candidate the next run's input curve. The worker reports runs once each and in order: any other
+        report was forged to learn the seeds. torch.compile's runs (after eager's) get no seed."""
         loop = self._loop(phase)
         if loop is None:
             return {}
@@ -246,7 +263,11 @@ class Observations:
             return {}
         if cpu is not None:
             loop.cpu_at_report.append(cpu)
-        return {"check_seed": check_seeds[expected]} if device == "cuda" else {}
+        answer: dict = {"check_seed": check_seeds[expected]} if device == "cuda" else {}
+        if phase == "profile" and expected + 1 < self.timed_runs:
+            answer["curve"] = fresh_curve()
+            loop.curves.append(answer["curve"])
+        return answer
 
     def answered_timed_run(self, phase: str, at: float) -> None:
         loop = self.timed_loops["candidate"] if phase == "profile" else self._loop(phase, answered=True)
@@ -316,7 +337,7 @@ class Observations:
             return
         self.seen.add(type(message))
         match message:
-            case Phase() | TimedRun() | Ready() | Returned():
+            case Phase() | Warmed() | TimedRun() | Ready() | Returned():
                 pass  # acted on by the evaluation loop itself
             case Baseline():
                 self.eager = Samples.from_json(message.eager)

@@ -26,7 +26,7 @@ from kernelpilot.errors import TaskError, UsageError
 from kernelpilot.harness import baselines
 from kernelpilot.harness.channel import ParentChannel, Received
 from kernelpilot.harness.judge import check_task
-from kernelpilot.harness.keeper import Check, Checked, Load, Loaded, Prepare
+from kernelpilot.harness.keeper import Check, Checked, Load, Loaded, Prepare, TimedAnswers, TimedInputs, TimedSamples
 from kernelpilot.harness.keeper_process import KeeperFailure
 from kernelpilot.harness.messages import Done, Failed, Observed, TaskInfo
 from kernelpilot.harness.observations import Observations
@@ -129,6 +129,12 @@ class PreparedJudge:
         checked = self.worker.keeper.request(Check(call, str(self.worker.scratch)), DEFAULT_SETUP_TIMEOUT_S)
         assert isinstance(checked, Checked)
         return checked.check, checked.reference
+
+    def timed_answers(self, runs: list[TimedInputs]) -> dict[int, list[torch.Tensor | None]]:
+        """Eager's answers, at their sampled positions, on these timed runs' inputs, by run (the keeper's)."""
+        answered = self.worker.keeper.request(TimedAnswers(runs), DEFAULT_SETUP_TIMEOUT_S)
+        assert isinstance(answered, TimedSamples)
+        return answered.samples
 
     def check_task(self) -> None:
         """Raise `TaskError` for a task the judge cannot use, as `loaded` does and for what the worker met

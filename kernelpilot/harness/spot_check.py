@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from kernelpilot.harness.protocol import CHECK_SAMPLES
+from kernelpilot.harness.task import as_outputs
 
 IOV_MAX = 1024
 """The most pieces one `process_vm_readv` call takes."""
@@ -48,6 +49,20 @@ def sample_positions(numel: int, generator: torch.Generator) -> torch.Tensor:
     if not numel:
         return torch.zeros(0, dtype=torch.long)
     return torch.randint(numel, (min(numel, CHECK_SAMPLES),), generator=generator)
+
+
+def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
+    """Each output's values at the positions `seed` draws, sampled in this process (CUDA: the worker's copy of a
+    timed run's answers; the keeper's reference answers), the same positions `read_samples` reads."""
+    generator = torch.Generator().manual_seed(seed)
+    samples: list[torch.Tensor | None] = []
+    for out in as_outputs(output):
+        if type(out) is not torch.Tensor:  # a subclass is never touched: touching it would run its code
+            samples.append(None)
+            continue
+        flat = out.detach().reshape(-1)
+        samples.append(flat[sample_positions(flat.numel(), generator).to(flat.device)].cpu())
+    return samples
 
 
 class UnreadableOutput(Exception):

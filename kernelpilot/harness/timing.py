@@ -87,6 +87,15 @@ class CacheFlusher:
         self._buffer.fill_(1.0)
 
 
+Curve = tuple[float, float, float]
+"""A run's sawtooth (`FreshInputs`): its depth, pitch and phase, each drawn uniformly from [0, 1)."""
+
+
+def fresh_curve() -> Curve:
+    """A curve from the operating system's randomness: the judge's, for one of the candidate's timed runs."""
+    return tuple(secrets.randbits(53) / (1 << 53) for _ in range(3))
+
+
 class FreshInputs:
     """Every call sees values it has never seen: each element x of an input set becomes
     x · (1 + c · frac(b · x / rms + t)), for new random c, b and t per run.
@@ -98,8 +107,8 @@ class FreshInputs:
     of theirs. A sawtooth of random pitch and phase gives each run its own pattern of factors, which no few
     earlier ones combine into. It keeps signs, zeros (so a triangular or sparse input keeps its shape) and
     magnitudes within a quarter, so the work is the same, and costs three elementwise passes. The same sets
-    and `seed` give the same inputs run for run: eager's answers on them are the references that a timed
-    run of the candidate is checked against.
+    and `seed` give the same inputs run for run. The candidate's timed runs get their curves from the judge
+    instead, one run at a time (`scaled(i, curve)`): a seed in its process told it every run's inputs ahead.
     """
 
     def __init__(self, input_sets: Sequence[Sequence[object]], seed: int) -> None:
@@ -112,9 +121,10 @@ class FreshInputs:
     def __len__(self) -> int:
         return len(self._bases)
 
-    def scaled(self, i: int) -> Sequence[object]:
-        """The inputs of run `i`: set `i` modulo the sets, through this run's sawtooth, in the same buffers."""
-        depth, pitch, phase = (float(v) for v in torch.rand(3, generator=self._generator))
+    def scaled(self, i: int, curve: Curve | None = None) -> Sequence[object]:
+        """The inputs of run `i`: set `i` modulo the sets, through this run's sawtooth (drawn from the seed
+        unless `curve` gives it), in the same buffers."""
+        depth, pitch, phase = curve or tuple(float(v) for v in torch.rand(3, generator=self._generator))
         depth, pitch = 0.1 + 0.15 * depth, 20.0 + 80.0 * pitch  # never near zero: never near a plain factor
         k = i % len(self._bases)
         args = []
@@ -169,8 +179,10 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
                flush: CacheFlusher, after_run: Callable[[int, object], None] | None = None,
                around: Callable[[], AbstractContextManager] = nullcontext,
                before_call: Callable[[int], None] | None = None,
-               after_call: Callable[[int, object], None] | None = None) -> Samples:
-    """Time `fn(*inputs)` `runs` times over fresh input values.
+               after_call: Callable[[int, object], None] | None = None,
+               curves: Callable[[int], Curve] | None = None) -> Samples:
+    """Time `fn(*inputs)` `runs` times over fresh input values (timed run i's curve from `curves(i)` where it
+    is given, asked for just before the run's inputs are written).
 
     `after_run(run, output)` is called after each timed run, outside the timed region; on the CPU
     `before_call(run)` just before the call, once the cache is flushed and the inputs written, and
@@ -190,6 +202,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
         stream = torch.cuda.current_stream()
     device_ms, host_ms, call_cpu = [], [], []
     for i in range(runs):
+        curve = curves(i) if curves is not None else None  # outside every clock: the first may be a round trip
         if cuda:
             ahead, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
             torch.cuda.synchronize()  # whatever `after_run` queued stays out of the host clock
@@ -197,7 +210,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
             ahead.record(stream)
             occupy_stream()
             flush()
-            args = inputs.scaled(i)
+            args = inputs.scaled(i, curve)
             reseed()
             with around():
                 start.record(stream)
@@ -209,7 +222,7 @@ def time_calls(fn: Callable, inputs: FreshInputs, device: str, warmup: int, runs
         else:
             if i == 0:
                 flush()
-            args = inputs.scaled(i)
+            args = inputs.scaled(i, curve)
             reseed()
             if before_call is not None:
                 before_call(i)

@@ -46,11 +46,12 @@ from kernelpilot.harness.messages import (
     TimedRun,
     Timing,
     Trial,
+    Warmed,
 )
 from kernelpilot.harness.shared_output import Snapshot, take_snapshot
-from kernelpilot.harness.spot_check import layout_of, sample_positions
+from kernelpilot.harness.spot_check import layout_of, sample_outputs
 from kernelpilot.harness.task import as_outputs, checksum, import_file, load_task_module, made_on, make_inputs
-from kernelpilot.harness.timing import CacheFlusher, FreshInputs, occupy_stream, time_calls
+from kernelpilot.harness.timing import CacheFlusher, Curve, FreshInputs, occupy_stream, time_calls
 
 KERNEL_PROFILE_RUNS = 5
 BACKGROUND_READINGS = 3
@@ -75,20 +76,6 @@ def device_kernel_rows(profiler: torch.profiler.profile, runs: int) -> list[dict
     rows = [{"name": name, "time_ms": ns / 1e6 / runs, "calls": round(launches[name] / runs)}
             for name, ns in total_ns.items()]
     return sorted(rows, key=lambda r: -r["time_ms"])
-
-
-def sample_outputs(output: object, seed: int) -> list[torch.Tensor | None]:
-    """Each output's values at the positions `seed` draws (`spot_check`): the same positions for eager's
-    answer and the candidate's in the same timed run, and new ones in every run."""
-    generator = torch.Generator().manual_seed(seed)
-    samples: list[torch.Tensor | None] = []
-    for out in as_outputs(output):
-        if type(out) is not torch.Tensor:  # a subclass is never touched: touching it would run its code
-            samples.append(None)
-            continue
-        flat = out.detach().reshape(-1)
-        samples.append(flat[sample_positions(flat.numel(), generator).to(flat.device)].cpu())
-    return samples
 
 
 class CandidateFailure(Exception):
@@ -138,6 +125,8 @@ class Worker:
         """The parent's words, read through the object the worker started with: a candidate that rebinds
         `sys.stdin` hears none of them (red team 33 read the timing's seeds through a wrapper)."""
         self.timed_copies: list[torch.Tensor | None] = []
+        self.curve: list[float] | None = None
+        """The candidate's next timed run's input curve, as the parent last sent it."""
         self.harness_ops: frozenset[str] = frozenset()
 
     def live_objects(self) -> dict[str, object]:
@@ -379,7 +368,7 @@ class Worker:
         with torch.no_grad(), watching_calls() as watch:
             samples = time_calls(self.model, FreshInputs(input_sets, job["factor_seed"]), device, job["warmup"],
                                  job["timed_runs"], self.flush, after_run=self.check_timed_run, around=mark_call,
-                                 before_call=self.await_go, after_call=self.await_return)
+                                 before_call=self.await_go, after_call=self.await_return, curves=self.parent_curve)
         calls, ops = watched_ops(watch)
         self.timed_copies = []
         self.release_cached_memory()  # before the Timing message, on which the keeper starts the post-check's answer
@@ -463,9 +452,21 @@ class Worker:
         """Report a timed run and wait for the parent's word, after every timed run of eager, torch.compile
         and the candidate alike: the pause (the process sleeps, its caches cool) slows the next
         launch-bound call, and a pause before the candidate's runs alone cost it ~30 µs per call on the H200.
+        The word after the candidate's carries the next run's input curve.
         """
         self.channel.send(TimedRun(run))
-        return json.loads(self.words.readline() or "{}")
+        word = json.loads(self.words.readline() or "{}")
+        self.curve = word.get("curve", self.curve)
+        return word
+
+    def parent_curve(self, run: int) -> Curve:
+        """The input curve of the candidate's timed run `run`, drawn by the parent only now (see `Warmed`)."""
+        if run == 0:
+            self.channel.send(Warmed())
+            self.curve = json.loads(self.words.readline() or "{}").get("curve")
+        if self.curve is None:
+            raise RuntimeError(f"the parent sent no input curve for timed run {run}")
+        return tuple(self.curve)
 
     def kernel_breakdown(self, input_sets: list[list[object]]) -> list[dict]:
         kernels.profiling = True
