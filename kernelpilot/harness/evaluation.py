@@ -37,7 +37,7 @@ from kernelpilot.harness.messages import (
     Trial,
     Warmed,
 )
-from kernelpilot.harness.observations import TRUSTED_PHASES, Observations
+from kernelpilot.harness.observations import TRUSTED_PHASES, Observations, StoppedRead
 from kernelpilot.harness.prepared import PreparedJudge, prepare_judge
 from kernelpilot.harness.protocol import (
     CHECKED_TIMED_RUNS,
@@ -275,7 +275,8 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                                     time.perf_counter())
                     worker.send({})
                 case Returned():  # CPU only
-                    observations.returned(phase, message, received.received_at, *_read_stopped(python_pid, message, run.seeds["check_seeds"]))
+                    observations.returned(phase, message, _read_stopped(python_pid, process.pid, message,
+                                                                        run.seeds["check_seeds"], observations, phase))
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     cpu = processes.cpu_time(python_pid) if python_pid and run.options.device == "cpu" else None
@@ -303,21 +304,28 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
 
 
-def _read_stopped(pid: int | None, returned: Returned,
-                  check_seeds: list[int]) -> tuple[processes.CpuTime | None, SpotCheck | str | None]:
+def _read_stopped(pid: int | None, root: int, returned: Returned, check_seeds: list[int],
+                  observations: Observations, phase: str) -> StoppedRead:
     """CPU: the worker's CPU time and the run's answers at the positions of its check seed, read with every
-    thread of it stopped, as its clock stopped; or why the answers could not be read."""
-    if pid is None:
-        return None, None
-    if not 0 <= returned.run < len(check_seeds):
-        return processes.cpu_time(pid), None
+    thread of it stopped, as its clock stopped; or why the answers could not be read. In the candidate's loop,
+    the processes beside it too: one that lives only until the call's end is alive then."""
+    if pid is None or not 0 <= returned.run < len(check_seeds):
+        return StoppedRead(time.perf_counter(), processes.cpu_time(pid) if pid else None, None)
     try:
         with processes.stopped(pid):
-            cpu = processes.cpu_time(pid)
+            at, cpu = time.perf_counter(), processes.cpu_time(pid)
+            if phase not in TRUSTED_PHASES:
+                observations.processes_seen |= _beside(pid, root)
             samples, shapes = read_samples(pid, returned.outputs, check_seeds[returned.run])
     except (OSError, TimeoutError, UnreadableOutput) as error:
-        return processes.cpu_time(pid), f"run {returned.run}'s answers could not be read: {error}"
-    return cpu, SpotCheck(returned.run, samples, shapes)
+        return StoppedRead(time.perf_counter(), processes.cpu_time(pid),
+                           f"run {returned.run}'s answers could not be read: {error}")
+    return StoppedRead(at, cpu, SpotCheck(returned.run, samples, shapes))
+
+
+def _beside(pid: int, root: int) -> set[str]:
+    """The processes in the worker's sandbox beside its Python, as "pid (name)"."""
+    return {f"{other} ({name})" for other, name in processes.beside(pid, root).items()}
 
 
 def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None:
@@ -337,7 +345,7 @@ def _inspect_worker(root: int, python_pid: int | None, observations: Observation
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
     if phase != "import" and python_pid is not None:
-        observations.processes_seen |= {f"{pid} ({name})" for pid, name in processes.beside(python_pid, root).items()}
+        observations.processes_seen |= _beside(python_pid, root)
         if (cpu := processes.cpu_time(python_pid)) is not None:
             first = observations.reaped_after_import
             observations.reaped_after_import = (first[0] if first else cpu.reaped_children, cpu.reaped_children)

@@ -547,11 +547,13 @@ def rebound_module_names(text: str, own_modules: frozenset[str]) -> list[tuple[i
             targets = [node.target]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr") \
                 and node.args:
-            targets = [ast.Attribute(value=node.args[0], attr="*")]
+            attr = node.args[1] if len(node.args) > 1 else None
+            targets = [ast.Attribute(value=node.args[0], attr=attr.value if isinstance(attr, ast.Constant) and
+                                     isinstance(attr.value, str) else "*")]
         for target in targets:
             if isinstance(target, ast.Attribute) and (name := dotted(target)) and not name.startswith(REBINDABLE_CONFIG):
                 found.append((node.lineno, name))
-    return found
+    return sorted(found)
 
 
 def tamper_findings(sources: dict[str, str]) -> list[str]:

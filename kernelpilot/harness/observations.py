@@ -73,6 +73,19 @@ MESSAGE_LIMIT_BYTES = 64 << 20
 """The most a message may hold once the candidate's code could write one: outputs never travel in them."""
 
 
+@dataclass(frozen=True)
+class StoppedRead:
+    """CPU: what the parent read of a timed call's end, with every thread of the worker stopped."""
+
+    at: float
+    """When they all had stopped (`time.perf_counter`): the call's end on the parent's clock. A thread that
+    holds the stop off (red team 36: one waiting in the kernel on a vfork child that computed the answer) keeps
+    that time in the run."""
+    cpu: CpuTime | None
+    spot: SpotCheck | str | None
+    """The run's answers at its check positions, or why they could not be read."""
+
+
 @dataclass
 class TimedLoop:
     """One loop of timed runs as the parent saw it, on clocks the worker cannot touch. The worker waits for
@@ -91,7 +104,7 @@ class TimedLoop:
     went_at: list[float] = field(default_factory=list)
     """CPU: when the parent sent each go (`time.perf_counter`)."""
     returned_at: list[float] = field(default_factory=list)
-    """CPU: when each call's `Returned` reached the parent."""
+    """CPU: when the worker had stopped after each call's `Returned` (`StoppedRead.at`)."""
     cpu_at_report: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time at each run's report, once the next run's cache flush is done (it waits then too)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
@@ -124,19 +137,19 @@ class TimedLoop:
 
     def outside_calls_ms(self, reported: tuple[float, ...]) -> list[float] | None:
         """Per call after the first, the time the worker spent from the parent's answer to the previous run's
-        report to the call's return beyond the call's `reported` time: the parent's wall time, which sees a
-        worker held or stopped (red team 35: stopped by a process of the candidate's that computed the answer
-        meanwhile), plus all the worker's threads' CPU in the fill beyond the fill's wall time (threads that
-        computed beside the harness's). The harness's work there, the next inputs' fill, `Ready`, the
-        handshakes around the call, is eager's too. The next run's answer computed there is in neither the
-        reported time nor the call's CPU window (red team 32: before the go, the harness kept from sending it;
-        red team 33: inside the harness's own input fill, its message file's open, or by a thread that exits
-        before the go; red team 34: after `Ready`, while the main thread waited for the interpreter's lock).
-        One sum per run: a candidate that did it on both sides of the go in turn left each side's median an
-        honest run."""
-        runs = [(back - answered) * 1e3 - took + max(0.0, go.all_threads - report.all_threads - (went - answered) * 1e3)
-                for answered, report, went, go, back, took in zip(self.answers, self.cpu_at_report, self.went_at[1:],
-                                                                  self.cpu_at_go[1:], self.returned_at[1:], reported[1:])]
+        report to the call's end (the worker stopped after `Returned`) beyond the call's `reported` time: the
+        parent's wall clock, which sees a worker held or stopped, plus all the worker's threads' CPU in the fill
+        beyond the fill's wall time (threads that computed beside the harness's). The harness's work there, the
+        next inputs' fill, `Ready`, the handshakes around the call, is eager's too. The next run's answer
+        computed there is in neither the reported time nor the call's CPU window (red team 32: before the go,
+        the harness kept from sending it; red team 33: inside the harness's own input fill, its message file's
+        open, or by a thread that exits before the go; red team 34: after `Ready`, the main thread waiting for
+        the interpreter's lock; red team 35: the worker stopped by a process of the candidate's that computed
+        meanwhile; red team 36: after `Returned`, the parent's stop held off). One sum per run: a candidate
+        that did it on both sides of the go in turn left each side's median an honest run."""
+        runs = [(stopped - answered) * 1e3 - took + max(0.0, go.all_threads - report.all_threads - (went - answered) * 1e3)
+                for answered, report, went, go, stopped, took in zip(self.answers, self.cpu_at_report, self.went_at[1:],
+                                                                     self.cpu_at_go[1:], self.returned_at[1:], reported[1:])]
         return runs if len(runs) >= 3 else None
 
 
@@ -221,25 +234,23 @@ class Observations:
             loop.cpu_at_go.append(cpu)
             loop.went_at.append(at)
 
-    def returned(self, phase: str, returned: Returned, at: float, cpu: CpuTime | None,
-                 spot: SpotCheck | str | None) -> None:
-        """CPU: the parent's word after a timed call returned, with the worker's CPU time then and the run's
-        answers at its check positions (or why they could not be read), both read with the worker stopped."""
+    def returned(self, phase: str, returned: Returned, read: StoppedRead) -> None:
+        """CPU: the parent's word after a timed call returned, with what it read of the worker stopped."""
         loop = self.timed_loops["candidate"] if phase == "profile" else next(
             (loop for loop in (self.timed_loops["eager"], self.timed_loops["eager_watched"])
              if len(loop.cpu_at_return) < len(loop.cpu_at_go)), None)
         if loop is None or returned.run != len(loop.cpu_at_return) or len(loop.cpu_at_go) != returned.run + 1:
             self.duplicates.append("returned")
             return
-        if cpu is not None:
-            loop.cpu_at_return.append(cpu)
-            loop.returned_at.append(at)
-        if isinstance(spot, SpotCheck):
-            loop.spot_checks[spot.run] = spot
-        elif spot is not None:
+        if read.cpu is not None:
+            loop.cpu_at_return.append(read.cpu)
+            loop.returned_at.append(read.at)
+        if isinstance(read.spot, SpotCheck):
+            loop.spot_checks[read.spot.run] = read.spot
+        elif read.spot is not None:
             if phase in TRUSTED_PHASES:
-                raise RuntimeError(f"eager's {spot}")
-            self.forged.append(spot)
+                raise RuntimeError(f"eager's {read.spot}")
+            self.forged.append(read.spot)
 
     def first_curve(self) -> dict:
         """The parent's answer to `Warmed`: the candidate's first timed run's input curve."""

@@ -253,8 +253,11 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # red team 35: the answer computed by a helper cloned beside the worker (CLONE_PARENT: in no CPU clock of the
     # worker's, below none of its processes) while the worker sat stopped before `Ready`; the channel's signing
     # key taken by rebinding `hmac.new`, every message rewritten before it was signed
-    "cpu/sibling_process_computes": ("child_process", "unaccounted_time"),
+    "cpu/sibling_process_computes": NO_GAIN,  # the worker is its namespace's init: no helper, the honest kernel
     "cpu/audit_blanked_via_hmac.py": ("tampering", "patched_function", "op_audit"),
+    # red team 36: the answer computed by a vfork helper while the judge waited to stop the worker at `Returned`
+    # (as its init, the worker gets no helper: the answer is half made, and wrong)
+    "cpu/read_waits_for_vfork_child": ("unaccounted_time", "result_caching"),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -297,7 +300,8 @@ TASK_OF: dict[str, str] = {
     **{f"cpu/{name}": "matmul.py" for name in ("answer_in_input_fill", "answer_in_audit_hook", "seeds_from_stdin",
                                                "lease_on_the_ready_message", "interpolate_fresh_inputs",
                                                "gap_spread_inflates_noise.py", "answer_after_ready.py",
-                                               "sibling_process_computes", "audit_blanked_via_hmac.py")},
+                                               "sibling_process_computes", "audit_blanked_via_hmac.py",
+                                               "read_waits_for_vfork_child")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
@@ -318,6 +322,7 @@ HONEST_COUNTERPART: dict[str, str] = {
     "cpu/lease_on_the_ready_message": "cpu/legit_matmul",
     "cpu/interpolate_fresh_inputs": "cpu/legit_matmul",
     "cpu/gap_spread_inflates_noise.py": "cpu/legit_matmul",
+    "cpu/sibling_process_computes": "cpu/legit_matmul",
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/cache_and_rescale_linear": "cpu/legit_matmul",

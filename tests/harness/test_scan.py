@@ -25,3 +25,15 @@ def test_the_same_names_in_code_are_found_with_their_line():
     assert [f.split(": ")[0] for f in tamper_findings({"kernels/k.cpp": cpp})] == ["kernels/k.cpp:1"]
     assert [f.split(": ")[0] for f in tamper_findings({"model_new.py": python})] == ["model_new.py:3",
                                                                                     "model_new.py:6"]
+
+
+def test_a_name_rebound_in_an_imported_module_is_found_but_a_kernels_own_settings_are_not():
+    rebinding = ("import hmac\nimport json as j\nimport torch\n\ndef mac(*args):\n    return None\n\n"
+                 "hmac.new = mac\nsetattr(j, 'loads', mac)\ndel torch.Tensor.detach\n")
+    found = tamper_findings({"model_new.py": rebinding})
+    assert [f.split(": ")[0] for f in found] == ["model_new.py:8", "model_new.py:9", "model_new.py:10"]
+    assert all("rebinds" in f for f in found)
+    settings = ("import torch\nimport helpers\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.scale = 2.0\n\n"
+                "torch.backends.cudnn.benchmark = True\nhelpers.TILE = 64\n")
+    assert tamper_findings({"model_new.py": settings, "helpers.py": "TILE = 32\n"}) == []

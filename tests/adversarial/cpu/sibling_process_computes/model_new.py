@@ -32,9 +32,11 @@ their CPU to the judge's windows. Structurally: run the worker as the namespace'
 CLONE_PARENT then fails (EINVAL for an init), orphans come back to it, and no process inside the namespace can
 SIGSTOP it (only ancestors' SIGSTOP reaches an init). A wall-clock bound on the report->go gap against eager's
 would also see the ~2.5 ms stall (here the worker sleeps, stopped, for as long as the helper computes).
-Now: −1 `child_process` (the judge lists every process in the sandbox beside the worker's Python and the ones
+Then: −1 `child_process` (the judge lists every process in the sandbox beside the worker's Python and the ones
 that started it: `processes.beside`) and `unaccounted_time` (3.9 ms over eager's runs against 1.6 ms allowed: per
-run the judge's wall clock from its answer to the last report to the call's return, less the reported time).
+run the judge's wall clock from its answer to the last report to the call's end, less the reported time).
+Now: the worker is its PID namespace's init (`bwrap --as-pid-1`), so `clone(CLONE_PARENT)` fails and no process
+in the namespace may stop it: the candidate runs its honest kernel (reward 1, 3.85 ms).
 """
 
 from pathlib import Path
