@@ -271,12 +271,10 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                 case Warmed() if not observations.timed_loops["candidate"].curves:
                     worker.send(observations.first_curve())
                 case Ready():  # CPU only
-                    observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None,
-                                    time.perf_counter())
+                    observations.go(phase, message, processes.cpu_time(python_pid) if python_pid else None)
                     worker.send({})
                 case Returned():  # CPU only
-                    observations.returned(phase, message, _read_stopped(python_pid, process.pid, message,
-                                                                        run.seeds["check_seeds"], observations, phase))
+                    observations.returned(phase, message, _read_stopped(python_pid, message, run.seeds["check_seeds"]))
                     worker.send({})
                 case TimedRun():  # on CUDA the wall clock alone: reading /proc between runs slowed the next launch
                     cpu = processes.cpu_time(python_pid) if python_pid and run.options.device == "cpu" else None
@@ -304,28 +302,18 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         observations.fail(phase, f"{whose} process exited (status {process.returncode}) during {phase}")
 
 
-def _read_stopped(pid: int | None, root: int, returned: Returned, check_seeds: list[int],
-                  observations: Observations, phase: str) -> StoppedRead:
+def _read_stopped(pid: int | None, returned: Returned, check_seeds: list[int]) -> StoppedRead:
     """CPU: the worker's CPU time and the run's answers at the positions of its check seed, read with every
-    thread of it stopped, as its clock stopped; or why the answers could not be read. In the candidate's loop,
-    the processes beside it too: one that lives only until the call's end is alive then."""
+    thread of it stopped, as its clock stopped; or why the answers could not be read."""
     if pid is None or not 0 <= returned.run < len(check_seeds):
-        return StoppedRead(time.perf_counter(), processes.cpu_time(pid) if pid else None, None)
+        return StoppedRead(processes.cpu_time(pid) if pid else None, None)
     try:
         with processes.stopped(pid):
-            at, cpu = time.perf_counter(), processes.cpu_time(pid)
-            if phase not in TRUSTED_PHASES:
-                observations.processes_seen |= _beside(pid, root)
+            cpu = processes.cpu_time(pid)
             samples, shapes = read_samples(pid, returned.outputs, check_seeds[returned.run])
     except (OSError, TimeoutError, UnreadableOutput) as error:
-        return StoppedRead(time.perf_counter(), processes.cpu_time(pid),
-                           f"run {returned.run}'s answers could not be read: {error}")
-    return StoppedRead(at, cpu, SpotCheck(returned.run, samples, shapes))
-
-
-def _beside(pid: int, root: int) -> set[str]:
-    """The processes in the worker's sandbox beside its Python, as "pid (name)"."""
-    return {f"{other} ({name})" for other, name in processes.beside(pid, root).items()}
+        return StoppedRead(processes.cpu_time(pid), f"run {returned.run}'s answers could not be read: {error}")
+    return StoppedRead(cpu, SpotCheck(returned.run, samples, shapes))
 
 
 def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None:
@@ -345,7 +333,7 @@ def _inspect_worker(root: int, python_pid: int | None, observations: Observation
     torch.compile's generated baseline kernels, the interpreter's and torch's own handlers.
     """
     if phase != "import" and python_pid is not None:
-        observations.processes_seen |= _beside(python_pid, root)
+        observations.processes_seen |= {f"{pid} ({name})" for pid, name in processes.beside(python_pid, root).items()}
         if (cpu := processes.cpu_time(python_pid)) is not None:
             first = observations.reaped_after_import
             observations.reaped_after_import = (first[0] if first else cpu.reaped_children, cpu.reaped_children)

@@ -224,9 +224,10 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         # outside the calls the harness's work is eager's (its watched runs', as the candidate's are watched), held
         # to the noise of eager's runs alone (red team 34 spread its own runs' to widen an allowance learned from
         # them too) and a share, as load moves it: the cache flush, before the next inputs exist; from the report
-        # to the return, the next inputs' fill, the handshakes and the call
+        # to the return, the next inputs' fill and the other threads' CPU in the call beyond their share
         for eager_runs, runs in ((eager.cpu_flush_ms(), candidate.cpu_flush_ms()),
-                                 (eager.outside_calls_ms(watched.device), candidate.outside_calls_ms(obs.timing.device))):
+                                 (eager.outside_calls_ms(watched.device, cores),
+                                  candidate.outside_calls_ms(obs.timing.device, cores))):
             if eager_runs and runs:
                 noise = 2 * interquartile_range(eager_runs) / 1.35 / math.sqrt(len(eager_runs))
                 bounds.append(OutsideClock(reported, reported + median(runs) - median(eager_runs),

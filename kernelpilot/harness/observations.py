@@ -77,10 +77,6 @@ MESSAGE_LIMIT_BYTES = 64 << 20
 class StoppedRead:
     """CPU: what the parent read of a timed call's end, with every thread of the worker stopped."""
 
-    at: float
-    """When they all had stopped (`time.perf_counter`): the call's end on the parent's clock. A thread that
-    holds the stop off (red team 36: one waiting in the kernel on a vfork child that computed the answer) keeps
-    that time in the run."""
     cpu: CpuTime | None
     spot: SpotCheck | str | None
     """The run's answers at its check positions, or why they could not be read."""
@@ -101,10 +97,6 @@ class TimedLoop:
     """CPU: the worker's CPU time at the go before each call."""
     cpu_at_return: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time when each call had returned (the worker is waiting both times)."""
-    went_at: list[float] = field(default_factory=list)
-    """CPU: when the parent sent each go (`time.perf_counter`)."""
-    returned_at: list[float] = field(default_factory=list)
-    """CPU: when the worker had stopped after each call's `Returned` (`StoppedRead.at`)."""
     cpu_at_report: list[CpuTime] = field(default_factory=list)
     """CPU: its CPU time at each run's report, once the next run's cache flush is done (it waits then too)."""
     spot_checks: dict[int, SpotCheck] = field(default_factory=dict)
@@ -135,21 +127,23 @@ class TimedLoop:
             return None
         return [report.all_threads - back.all_threads for back, report in gaps]
 
-    def outside_calls_ms(self, reported: tuple[float, ...]) -> list[float] | None:
-        """Per call after the first, the time the worker spent from the parent's answer to the previous run's
-        report to the call's end (the worker stopped after `Returned`) beyond the call's `reported` time: the
-        parent's wall clock, which sees a worker held or stopped, plus all the worker's threads' CPU in the fill
-        beyond the fill's wall time (threads that computed beside the harness's). The harness's work there, the
-        next inputs' fill, `Ready`, the handshakes around the call, is eager's too. The next run's answer
-        computed there is in neither the reported time nor the call's CPU window (red team 32: before the go,
-        the harness kept from sending it; red team 33: inside the harness's own input fill, its message file's
-        open, or by a thread that exits before the go; red team 34: after `Ready`, the main thread waiting for
-        the interpreter's lock; red team 35: the worker stopped by a process of the candidate's that computed
-        meanwhile; red team 36: after `Returned`, the parent's stop held off). One sum per run: a candidate
-        that did it on both sides of the go in turn left each side's median an honest run."""
-        runs = [(stopped - answered) * 1e3 - took + max(0.0, go.all_threads - report.all_threads - (went - answered) * 1e3)
-                for answered, report, went, go, stopped, took in zip(self.answers, self.cpu_at_report, self.went_at[1:],
-                                                                     self.cpu_at_go[1:], self.returned_at[1:], reported[1:])]
+    def outside_calls_ms(self, reported: tuple[float, ...], cores: int) -> list[float] | None:
+        """Per call after the first, the CPU the worker used from the previous run's report to the call's return
+        beyond what the call may use in its `reported` time: all its threads' from the report to the go (the
+        next inputs' fill and `Ready`), and its other threads' from the go to the return beyond the other
+        `cores` - 1 cores' share of the reported time. The harness's work there is eager's too. The next run's
+        answer computed there is in neither the reported time nor the call's CPU window (red team 32: before
+        the go, the harness kept from sending it; red team 33: inside the harness's own input fill, its message
+        file's open, or by a thread that exits before the go; red team 34: after `Ready`, on other threads
+        while the main thread waited for the interpreter's lock). One sum per run: a candidate that did it on
+        both sides of the go in turn left each side's median an honest run. CPU alone, which the other load on
+        the cores moves far less than wall time: a helper process of the candidate's is the worker's child (the
+        worker is its namespace's init), whose CPU counts once reaped and which is seen while it lives
+        (`processes.beside`)."""
+        runs = [go.all_threads - report.all_threads
+                + max(0.0, (back.all_threads - back.main_thread) - (go.all_threads - go.main_thread) - (cores - 1) * took)
+                for report, go, back, took in zip(self.cpu_at_report, self.cpu_at_go[1:], self.cpu_at_return[1:],
+                                                  reported[1:])]
         return runs if len(runs) >= 3 else None
 
 
@@ -222,8 +216,8 @@ class Observations:
         """Every audited call: the trials, then the re-checks after timing."""
         return [*self.trials, *self.post_checks]
 
-    def go(self, phase: str, ready: Ready, cpu: CpuTime | None, at: float) -> None:
-        """CPU: the parent's go before a timed call, sent `at`, with the worker's CPU time then."""
+    def go(self, phase: str, ready: Ready, cpu: CpuTime | None) -> None:
+        """CPU: the parent's go before a timed call, with the worker's CPU time then."""
         loop = self.timed_loops["candidate"] if phase == "profile" else next(
             (self.timed_loops[name] for name, runs in (("eager", self.timed_runs),
                                                       ("eager_watched", self.clock_calibration_runs))
@@ -232,7 +226,6 @@ class Observations:
             self.duplicates.append("ready")
         elif cpu is not None:
             loop.cpu_at_go.append(cpu)
-            loop.went_at.append(at)
 
     def returned(self, phase: str, returned: Returned, read: StoppedRead) -> None:
         """CPU: the parent's word after a timed call returned, with what it read of the worker stopped."""
@@ -244,7 +237,6 @@ class Observations:
             return
         if read.cpu is not None:
             loop.cpu_at_return.append(read.cpu)
-            loop.returned_at.append(read.at)
         if isinstance(read.spot, SpotCheck):
             loop.spot_checks[read.spot.run] = read.spot
         elif read.spot is not None:

@@ -201,7 +201,7 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/clock_rewritten_in_the_got.py": "tampering",
     "cpu/signal_handler_at_import.py": "tampering",
     # one timed run of thirty answered from the previous one: every timed run is checked
-    "cpu/skip_one_timed_run.py": ("result_caching", WRONG),
+    "cpu/skip_one_timed_run.py": ("result_caching", "op_audit", WRONG),
     # the same ATen kernels by a name no source line spells (a macro pastes it): the extension's linked symbols
     "cpu/aten_kernels_by_pasted_name.py": "tampering",
     # red team round E (issue 16). The harness's clock rewritten through /proc/PID/mem (no flagged symbol
@@ -257,7 +257,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/audit_blanked_via_hmac.py": ("tampering", "patched_function", "op_audit"),
     # red team 36: the answer computed by a vfork helper while the judge waited to stop the worker at `Returned`
     # (as its init, the worker gets no helper: the answer is half made, and wrong)
-    "cpu/read_waits_for_vfork_child": ("unaccounted_time", "result_caching"),
+    "cpu/read_waits_for_vfork_child": "result_caching",
+    # red team 36's probe: three quarters of each answer computed in the fill, every run, to stay in the allowance
+    "cpu/hidden_within_allowance.py": "unaccounted_time",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -301,7 +303,7 @@ TASK_OF: dict[str, str] = {
                                                "lease_on_the_ready_message", "interpolate_fresh_inputs",
                                                "gap_spread_inflates_noise.py", "answer_after_ready.py",
                                                "sibling_process_computes", "audit_blanked_via_hmac.py",
-                                               "read_waits_for_vfork_child")},
+                                               "read_waits_for_vfork_child", "hidden_within_allowance.py")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",

@@ -1,6 +1,7 @@
 """Hack 16, at its smallest: an honest kernel that skips its work in one timed run only (the 21st),
-counting calls to know which (5 verification trials and 3 warm-ups come first). Checking a few timed
-runs picked at random misses it most of the time; every timed run is checked, so it never pays."""
+counting calls to know which (5 verification trials and 3 warm-ups come first). Eight timed runs drawn after the
+timing are checked against eager's answer, so a wrong answer is caught 8 times in 30; the skipped call's copy of
+its cached answer is PyTorch compute in forward (`op_audit`) every time; and one run cannot move the median."""
 
 import torch
 

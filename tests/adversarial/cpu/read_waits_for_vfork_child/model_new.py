@@ -41,12 +41,11 @@ stopped within, say, a millisecond), and count that time into the run's outside 
 whoever reaps it) rather than the worker's thread group; structurally, run the worker as the namespace's pid 1
 (`bwrap --as-pid-1`) so that CLONE_PARENT fails.
 
-Now: the worker is its PID namespace's init (`bwrap --as-pid-1`), so the helper's `clone(CLONE_PARENT)` fails;
-its fallback runs `child` on the waiting thread, which marks the job started first, so the call returns a half-made
-answer: −1 `result_caching` (a timed run's sampled answers wrong). Without a sandbox (`KERNELPILOT_SANDBOX=none`,
-the helper starts) the judge's per-run window now ends when every thread has stopped, not when `Returned`
-arrives: −1 `unaccounted_time` (2.54 ms accounted against 0.22 reported, 1.85 allowed). The judge also lists the
-processes beside the worker at every stop of the candidate's loop.
+Now: the worker is its PID namespace's init (`bwrap --as-pid-1`; under `unshare` it was already), so the helper's
+`clone(CLONE_PARENT)` fails; its fallback runs `child` on the waiting thread, which marks the job started first,
+so the call returns a half-made answer: −1 `result_caching` (a timed run's sampled answers wrong). With no
+sandbox at all (`KERNELPILOT_SANDBOX=none`, which `kernelpilot doctor` reports) the helper starts as a child of
+the judge's and this still pays: no window of the judge's covers the stop's wait.
 """
 
 from pathlib import Path

@@ -33,8 +33,8 @@ CLONE_PARENT then fails (EINVAL for an init), orphans come back to it, and no pr
 SIGSTOP it (only ancestors' SIGSTOP reaches an init). A wall-clock bound on the report->go gap against eager's
 would also see the ~2.5 ms stall (here the worker sleeps, stopped, for as long as the helper computes).
 Then: −1 `child_process` (the judge lists every process in the sandbox beside the worker's Python and the ones
-that started it: `processes.beside`) and `unaccounted_time` (3.9 ms over eager's runs against 1.6 ms allowed: per
-run the judge's wall clock from its answer to the last report to the call's end, less the reported time).
+that started it: `processes.beside`) and `unaccounted_time` (3.9 ms over eager's runs against 1.6 ms allowed, by a
+wall-clock version of the per-run bound since dropped for its noise under load).
 Now: the worker is its PID namespace's init (`bwrap --as-pid-1`), so `clone(CLONE_PARENT)` fails and no process
 in the namespace may stop it: the candidate runs its honest kernel (reward 1, 3.85 ms).
 """
