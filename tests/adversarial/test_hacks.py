@@ -256,8 +256,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/sibling_process_computes": NO_GAIN,  # the worker is its namespace's init: no helper, the honest kernel
     "cpu/audit_blanked_via_hmac.py": ("tampering", "patched_function", "op_audit"),
     # red team 36: the answer computed by a vfork helper while the judge waited to stop the worker at `Returned`
-    # (as its init, the worker gets no helper: the answer is half made, and wrong)
-    "cpu/read_waits_for_vfork_child": "result_caching",
+    # (as its init, the worker gets no helper: its own thread computes after the call returns, and the answer is
+    # half made when the judge reads it, or the call waits for it: caught, or slower than the honest kernel)
+    "cpu/read_waits_for_vfork_child": NO_GAIN,
     # red team 36's probe: three quarters of each answer computed in the fill, every run, to stay in the allowance
     "cpu/hidden_within_allowance.py": "unaccounted_time",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
@@ -325,6 +326,7 @@ HONEST_COUNTERPART: dict[str, str] = {
     "cpu/interpolate_fresh_inputs": "cpu/legit_matmul",
     "cpu/gap_spread_inflates_noise.py": "cpu/legit_matmul",
     "cpu/sibling_process_computes": "cpu/legit_matmul",
+    "cpu/read_waits_for_vfork_child": "cpu/legit_matmul",
     "cpu/skip_work_when_timed": "cpu/legit_matmul",
     "cpu/cache_by_value": "cpu/legit_matmul",
     "cpu/cache_and_rescale_linear": "cpu/legit_matmul",

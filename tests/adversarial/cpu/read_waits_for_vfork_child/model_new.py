@@ -43,7 +43,9 @@ whoever reaps it) rather than the worker's thread group; structurally, run the w
 
 Now: the worker is its PID namespace's init (`bwrap --as-pid-1`; under `unshare` it was already), so the helper's
 `clone(CLONE_PARENT)` fails; its fallback runs `child` on the waiting thread, which marks the job started first,
-so the call returns a half-made answer: −1 `result_caching` (a timed run's sampled answers wrong). With no
+so the call returns before the answer is made. Either the judge's read finds it half made (−1 `result_caching`, a
+timed run's sampled answers wrong), or, on a busy machine, the call's spin waits while that thread computes and
+the answer costs what the honest kernel's does (reward 1 at 5.9 ms against eager's 1.25, CI at stop 34). With no
 sandbox at all (`KERNELPILOT_SANDBOX=none`, which `kernelpilot doctor` reports) the helper starts as a child of
 the judge's and this still pays: no window of the judge's covers the stop's wait.
 """
