@@ -208,6 +208,9 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                 received = early.popleft() if early else channel.receive(
                     min(budget_started + limits[budget], time.monotonic() + POLL_S), observations.message_limit(phase))
             except TimeoutError:
+                if worker.gate.refused:  # the verdict is in; the candidate may be waiting on its helper forever
+                    observations.fail(phase, f"stopped in {phase}: the candidate started a process")
+                    break
                 now = time.monotonic()
                 if budget == "build" and not compiling(process.pid):
                     import_idle_s += now - last_poll
@@ -257,7 +260,9 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
                     # message is read and deleted
                 case Imported():
                     worker.send(_candidate_job(run))
-                case Phase(name="verify") if phase == "verify":
+                case Phase(name="verify") if phase == "verify":  # the model is built: no process starts from here
+                    worker.gate.shut()
+                    worker.send({})
                     _answer_ahead(prepared, run.seeds["verify_seeds"], 0)
                 case Trial():  # compared: the worker may let its outputs go
                     worker.send({})
@@ -288,6 +293,7 @@ def _run_worker(run: Run, prepared: PreparedJudge, observations: Observations, l
         observations.phase_seconds[phase] = round(time.monotonic() - phase_started, 3)
         observations.phase_seconds["worker_total"] = round(time.monotonic() - started, 3)
         stop_worker(worker)
+    observations.processes_refused, observations.process_gate = worker.gate.refused, worker.gate.unavailable
     observations.worker_output = "\n".join(line for line in worker.output.text().splitlines()[-40:]
                                            if not line.startswith("USDT:"))
     if observations.finished or observations.error:

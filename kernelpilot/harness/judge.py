@@ -99,6 +99,8 @@ def guard_violations(run: Run, obs: Observations) -> list[Violation]:
             add("child_process", f"processes run and reaped inside forward used {call.child_cpu_ms:.0f} ms of CPU")
     if obs.processes_seen:
         add("child_process", f"running in the sandbox beside the worker: {', '.join(sorted(obs.processes_seen))}")
+    if obs.processes_refused:
+        add("child_process", f"started after the model was built (refused): {', '.join(obs.processes_refused[:5])}")
     if obs.reaped_after_import and (reaped := obs.reaped_after_import[1] - obs.reaped_after_import[0]) > 0.0:
         add("child_process", f"processes the worker ran and reaped during the candidate's calls used {reaped:.0f} ms "
                              "of CPU")
@@ -394,6 +396,7 @@ def judge(run: Run, obs: Observations) -> EvalResult:
             **run.seeds,
             "input_sets": len(run.seeds["timing_seeds"]),
             "isolation": isolation_kind(),
+            "process_gate": obs.process_gate or "seccomp: every process start after the model is built refused",
             "device_name": run.device_name,
             "torch": torch.__version__,
             "task_sha256": run.task_sha256,

@@ -198,6 +198,10 @@ class Observations:
     processes_seen: set[str] = field(default_factory=set)
     """Processes the judge found in the sandbox beside the worker's Python (below it, or anywhere else) after
     the import, as "pid (name)"."""
+    processes_refused: list[str] = field(default_factory=list)
+    """Process starts the judge refused once the candidate's model was built, as "pid (name): syscall N"."""
+    process_gate: str | None = None
+    """Why the worker's process starts could not be put to the judge (None: they were)."""
     reaped_after_import: tuple[float, float] | None = None
     """The worker's reaped children's CPU time (ms) as the judge read it when the calls began, and last."""
     linked: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,11 +22,14 @@ from kernelpilot.harness import processes
 from kernelpilot.harness.keeper_process import KeeperProcess, finish, start_keeper
 from kernelpilot.harness.output_tail import OutputTail
 from kernelpilot.harness.paths import cache_root
+from kernelpilot.harness.process_gate import GATE_FD_ENV, ProcessGate
 from kernelpilot.harness.protocol import EvalOptions
 from kernelpilot.harness.sandbox import isolation_kind, sandboxed, scrubbed_env
 
-WORKER_ENTRY = "from kernelpilot.harness.worker import main; main()"
-"""Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch."""
+WORKER_ENTRY = ("from kernelpilot.harness.process_gate import hand_process_starts_to_judge; "
+                "hand_process_starts_to_judge(); from kernelpilot.harness.worker import main; main()")
+"""Not `-m`: as `__main__` the worker's live functions would not be the module the guards watch. The process
+gate first, while the interpreter has one thread."""
 SCRATCH_SHM_MIN_FREE = 4 << 30
 SCRATCH_PREFIX = "kernelpilot-eval-"
 COMPILERS = frozenset({"cc1plus", "cc1", "gcc", "g++", "c++", "ld", "collect2", "ninja", "nvcc", "cicc", "ptxas",
@@ -105,6 +109,8 @@ class StartedWorker:
     env: dict[str, str]
     keeper: KeeperProcess
     """The judge's reference keeper, started beside the worker."""
+    gate: ProcessGate
+    """The worker's process starts, put to the judge."""
 
     def suits(self, options: EvalOptions) -> bool:
         """Started for the device and environment `options` ask for, and still alive (its keeper too)."""
@@ -130,15 +136,18 @@ def start_worker(options: EvalOptions) -> StartedWorker:
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=parent))
     (scratch / "tmp").mkdir()
     read_fd, write_fd = os.pipe()
+    judge_end, worker_end = socket.socketpair()
     # CUDA's driver needs a writable /proc to start; the parent's wall clock bounds every time there
     cmd = sandboxed([sys.executable, "-c", WORKER_ENTRY], writable=[scratch], proc_read_only=device != "cuda")
     keeper = start_keeper(worker_env(scratch, device, env), device)
     process = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               pass_fds=(write_fd,), env=worker_env(scratch, device, env), start_new_session=True)
+                               pass_fds=(write_fd, worker_end.fileno()), start_new_session=True,
+                               env={**worker_env(scratch, device, env), GATE_FD_ENV: str(worker_end.fileno())})
     os.close(write_fd)
+    worker_end.close()
     output = OutputTail(process.stdout)
     output.start()
-    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env), keeper)
+    return StartedWorker(process, output, write_fd, read_fd, scratch, device, dict(env), keeper, ProcessGate(judge_end))
 
 
 def stop_worker(worker: StartedWorker) -> None:
@@ -146,6 +155,7 @@ def stop_worker(worker: StartedWorker) -> None:
     scratch folder stays, for the verdict to read."""
     worker.keeper.stop()
     finish(worker.process, lambda: _kill_group(worker.process))
+    worker.gate.end()
     try:
         os.close(worker.channel_read_fd)
     except OSError:

@@ -261,6 +261,11 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     "cpu/read_waits_for_vfork_child": NO_GAIN,
     # red team 36's probe: three quarters of each answer computed in the fill, every run, to stay in the allowance
     "cpu/hidden_within_allowance.py": "unaccounted_time",
+    # red team 37: the answer computed by a CLONE_VM helper the kernel reaps itself (SA_NOCLDWAIT: its CPU in no
+    # clock), while the harness's thread waited before its clock: for the go, relayed through a pipe put on fd 0;
+    # or for the interpreter's lock, held by a thread of the candidate's asleep in a `ctypes.PyDLL` call
+    "cpu/go_relayed_by_helper": "child_process",
+    "cpu/gil_held_while_helper_computes": "child_process",
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -304,7 +309,8 @@ TASK_OF: dict[str, str] = {
                                                "lease_on_the_ready_message", "interpolate_fresh_inputs",
                                                "gap_spread_inflates_noise.py", "answer_after_ready.py",
                                                "sibling_process_computes", "audit_blanked_via_hmac.py",
-                                               "read_waits_for_vfork_child", "hidden_within_allowance.py")},
+                                               "read_waits_for_vfork_child", "hidden_within_allowance.py",
+                                               "go_relayed_by_helper", "gil_held_while_helper_computes")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",
