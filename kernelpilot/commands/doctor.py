@@ -12,6 +12,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from kernelpilot.harness import process_gate
 from kernelpilot.harness.paths import cache_root
 from kernelpilot.harness.sandbox import isolation_kind
 
@@ -78,6 +79,14 @@ def check_sandbox() -> Check:
                  "install bubblewrap (apt-get install bubblewrap)")
 
 
+def check_process_gate() -> Check:
+    why_not = process_gate.probe()
+    if why_not is None:
+        return Check("process gate", True, "seccomp: candidates' process starts refused once their model is built")
+    return Check("process gate", False, f"{why_not}: a candidate's helper processes are caught only when seen",
+                 "a Linux kernel of 5.5 or later with seccomp (x86-64 or arm64)")
+
+
 def check_cache() -> Check:
     root = cache_root()
     try:
@@ -99,6 +108,7 @@ CHECKS: list[Callable[[], Check]] = [
     lambda: check_tool("g++", ["g++", "--version"], "install g++ (apt-get install g++): the CPU backend and "
                        "torch.compile need it", required=True),
     check_sandbox,
+    check_process_gate,
     check_cache,
 ]
 

@@ -26,6 +26,8 @@ import platform
 import select
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -171,15 +173,10 @@ class ProcessGate:
         self.socket.close()
 
     def _serve(self) -> None:
-        try:
-            data, fds, _, _ = socket.recv_fds(self.socket, 256, 1)
-        except OSError as error:
-            self.unavailable = f"no process gate: {error}"
+        listener = _receive_listener(self.socket)
+        if isinstance(listener, str):
+            self.unavailable = listener
             return
-        if not fds:
-            self.unavailable = data.decode(errors="replace") or "no process gate: the worker sent no listener"
-            return
-        listener = fds[0]
         try:
             poller = select.poll()
             poller.register(listener, select.POLLIN)
@@ -206,6 +203,30 @@ class ProcessGate:
             response = _NOTIF_RESP.pack(ident, 0, 0, _FLAG_CONTINUE)
         with contextlib.suppress(OSError):  # the caller died meanwhile
             fcntl.ioctl(listener, _NOTIF_SEND, bytearray(response))
+
+
+def _receive_listener(judge: socket.socket) -> int | str:
+    """The worker's listener, or why it sent none."""
+    try:
+        data, fds, _, _ = socket.recv_fds(judge, 256, 1)
+    except OSError as error:
+        return f"no process gate: {error}"
+    return fds[0] if fds else data.decode(errors="replace") or "no process gate: the worker sent no listener"
+
+
+def probe() -> str | None:
+    """Why a worker's process starts cannot be put to the judge on this machine (None: they can)."""
+    judge_end, worker_end = socket.socketpair()
+    code = "from kernelpilot.harness.process_gate import hand_process_starts_to_judge; hand_process_starts_to_judge()"
+    with judge_end:
+        with worker_end:
+            subprocess.run([sys.executable, "-c", code], pass_fds=(worker_end.fileno(),), timeout=60,
+                           env={**os.environ, GATE_FD_ENV: str(worker_end.fileno())})
+        listener = _receive_listener(judge_end)
+    if isinstance(listener, str):
+        return listener
+    os.close(listener)
+    return None
 
 
 def _name_of(pid: int) -> str:
