@@ -424,6 +424,9 @@ HARNESS_INTERNALS = sorted(path.stem for path in Path(__file__).parent.glob("*.p
                            if path.stem not in ("__init__", "kernels"))
 """Every module of the harness but `kernels`, the one candidates import (read from disk, so none is missed)."""
 
+OPERATOR_CALLBACK = ("runs its code at every PyTorch operator (a RecordFunction callback: the harness's own, "
+                     "around and between the calls, included)")
+
 TAMPER_PATTERNS = {
     rf"\bkernelpilot\.harness\.({'|'.join(HARNESS_INTERNALS)})\b": "imports the harness's internals",
     r"\bsys\.modules\b": "edits loaded modules",
@@ -447,6 +450,7 @@ TAMPER_PATTERNS = {
     r"\bredispatch\b|\bDispatchKeySet\b|\b_dispatch_\w+|\bDispatchKey\b": REDISPATCH,
     r"\bTorchFunctionMode\b|\bTorchDispatchMode\b|\b__torch_function__\b|\b__torch_dispatch__\b":
         "hooks every torch call (the harness's reads of the outputs included)",
+    r"\b(addGlobalCallback|addThreadLocalCallback|RecordFunctionCallback)\b": OPERATOR_CALLBACK,
     r"\btorch\.compile\b|\b_inductor\b|\b_dynamo\b|\bPyCodeCache\b|\btorch\.jit\b|\btorch\.fx\b":
         "runs PyTorch's own compilers (their generated kernels are PyTorch's work, not the candidate's)",
     r"\bctypeslib\b|\bfrombuffer\b|\bfrom_dlpack\b|\b__array_interface__\b|\bndarray\s*\(|"

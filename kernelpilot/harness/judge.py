@@ -223,17 +223,15 @@ def outside_clock(obs: Observations, device: str) -> OutsideClock | None:
         for eager_cpu, candidate_cpu, spread in ((eager_main, candidate_main, 1), (eager_all, candidate_all, cores)):
             share = max(excess(eager_cpu, watched.device, spread), harness_main if spread == 1 else 0.0, 0.0)
             bounds.append(bound(reported, reported + excess(candidate_cpu, obs.timing.device, spread) - share, share))
-        # outside the calls the harness's work is eager's (its watched runs', as the candidate's are watched), held
-        # to the noise of eager's runs alone (red team 34 spread its own runs' to widen an allowance learned from
-        # them too) and a share, as load moves it: the cache flush, before the next inputs exist; from the report
-        # to the return, the next inputs' fill and the other threads' CPU in the call beyond their share
-        for eager_runs, runs in ((eager.cpu_flush_ms(), candidate.cpu_flush_ms()),
-                                 (eager.outside_calls_ms(watched.device, cores),
-                                  candidate.outside_calls_ms(obs.timing.device, cores))):
-            if eager_runs and runs:
-                noise = 2 * interquartile_range(eager_runs) / 1.35 / math.sqrt(len(eager_runs))
-                bounds.append(OutsideClock(reported, reported + median(runs) - median(eager_runs),
-                                           floor + OUTSIDE_CLOCK_NOISE * noise + share_frac * median(eager_runs)))
+        # from each report to the next call's return, run by run, the harness's work is eager's (its watched runs',
+        # as the candidate's are watched), held to the noise of eager's runs alone (red team 34 spread its own
+        # runs' to widen an allowance learned from them too) and a share, as load moves it
+        eager_runs, runs = eager.outside_calls_ms(watched.device, cores), candidate.outside_calls_ms(obs.timing.device,
+                                                                                                     cores)
+        if eager_runs and runs:
+            noise = 2 * interquartile_range(eager_runs) / 1.35 / math.sqrt(len(eager_runs))
+            bounds.append(OutsideClock(reported, reported + median(runs) - median(eager_runs),
+                                       floor + OUTSIDE_CLOCK_NOISE * noise + share_frac * median(eager_runs)))
     return max(bounds, key=lambda clock: clock.unaccounted_ms - clock.allowance_ms)
 
 

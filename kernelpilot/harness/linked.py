@@ -20,11 +20,12 @@ import sys
 from pathlib import Path
 
 from kernelpilot.harness.build import LIBRARY_PREFIX
-from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, REDISPATCH
+from kernelpilot.harness.guards import BELOW_DISPATCHER, BLAS_DIRECT, OPERATOR_CALLBACK, REDISPATCH
 
 LINKED_PATTERNS = {
     r"^at::(cpu|native|meta|composite\w*)::|^at::cuda::(?!warp_size\b)[a-z][a-z0-9_]*[(<]": BELOW_DISPATCHER,
     r"^at::_ops::\w+::redispatch\(": REDISPATCH,
+    r"^at::(add(Global|ThreadLocal)Callback|RecordFunctionCallback::)": OPERATOR_CALLBACK,
     r"^(cblas_|mkl_|dnnl_)|^[sdcz]gemm_?$": BLAS_DIRECT,
     r"^(PyEval_GetFrame\w*|PyEval_Get(Locals|Globals)|_?PyThreadState_GetFrame|"
     r"PyFrame_(?!(GetBack|GetCode|GetLineNumber)$)\w+|_PyFrame_\w+|PyGC_\w+|PyUnstable_\w+|_PyEval_\w+|"

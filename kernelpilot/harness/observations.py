@@ -119,28 +119,23 @@ class TimedLoop:
         return ([back.main_thread - go.main_thread for go, back in windows],
                 [back.all_threads - go.all_threads for go, back in windows])
 
-    def cpu_flush_ms(self) -> list[float] | None:
-        """CPU time all the worker's threads (exited ones too) used from each call's return (the worker
-        stopped there) to its report: the harness's cache flush for the next run, before the next inputs exist."""
-        gaps = list(zip(self.cpu_at_return, self.cpu_at_report))
-        if len(gaps) < 3:
-            return None
-        return [report.all_threads - back.all_threads for back, report in gaps]
-
     def outside_calls_ms(self, reported: tuple[float, ...], cores: int) -> list[float] | None:
         """Per call after the first, the CPU the worker used from the previous run's report to the call's return
         beyond what the call may use in its `reported` time: all its threads' from the report to the go (the
-        next inputs' fill and `Ready`), and its other threads' from the go to the return beyond the other
-        `cores` - 1 cores' share of the reported time. The harness's work there is eager's too. The next run's
-        answer computed there is in neither the reported time nor the call's CPU window (red team 32: before
-        the go, the harness kept from sending it; red team 33: inside the harness's own input fill, its message
-        file's open, or by a thread that exits before the go; red team 34: after `Ready`, on other threads
-        while the main thread waited for the interpreter's lock). One sum per run: a candidate that did it on
-        both sides of the go in turn left each side's median an honest run. CPU alone, which the other load on
-        the cores moves far less than wall time: a helper process of the candidate's is the worker's child (the
-        worker is its namespace's init), whose CPU counts once reaped and which is seen while it lives
-        (`processes.beside`)."""
+        next inputs' fill and `Ready`), its main thread's from the go to the return beyond the reported time,
+        and its other threads' there beyond the other `cores` - 1 cores' share of it. The harness's work there
+        is eager's too. The next run's answer computed there is in neither the reported time nor the call's
+        CPU window (red team 32: before the go, the harness kept from sending it; red team 33: inside the
+        harness's own input fill, its message file's open, or by a thread that exits before the go; red team
+        34: after `Ready`, on other threads while the main thread waited for the interpreter's lock; red team
+        38: on the main thread, by an ATen callback, as the harness opened the call's profiler range). One sum
+        per run: a candidate that hid its work in one window in some runs and in another in others left each
+        window's median an honest run, and a fast reported median needs more than half the runs to hide it.
+        From the return to the report lies only the cache flush, before the next run's inputs exist. CPU alone,
+        which the other load on the cores moves far less than wall time; no process can work beside the worker
+        (`process_gate`)."""
         runs = [go.all_threads - report.all_threads
+                + (back.main_thread - go.main_thread - took)
                 + max(0.0, (back.all_threads - back.main_thread) - (go.all_threads - go.main_thread) - (cores - 1) * took)
                 for report, go, back, took in zip(self.cpu_at_report, self.cpu_at_go[1:], self.cpu_at_return[1:],
                                                   reported[1:])]

@@ -266,6 +266,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # or for the interpreter's lock, held by a thread of the candidate's asleep in a `ctypes.PyDLL` call
     "cpu/go_relayed_by_helper": "child_process",
     "cpu/gil_held_while_helper_computes": "child_process",
+    # red team 38: the answer computed on the harness's own thread by an ATen RecordFunction callback, in the fill
+    # in a third of the runs and as the call's profiler range opened in another: each window's median was honest
+    "cpu/answer_in_record_function_callback.py": ("unaccounted_time", "tampering"),
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -310,7 +313,8 @@ TASK_OF: dict[str, str] = {
                                                "gap_spread_inflates_noise.py", "answer_after_ready.py",
                                                "sibling_process_computes", "audit_blanked_via_hmac.py",
                                                "read_waits_for_vfork_child", "hidden_within_allowance.py",
-                                               "go_relayed_by_helper", "gil_held_while_helper_computes")},
+                                               "go_relayed_by_helper", "gil_held_while_helper_computes",
+                                               "answer_in_record_function_callback.py")},
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",

@@ -37,3 +37,10 @@ def test_a_name_rebound_in_an_imported_module_is_found_but_a_kernels_own_setting
                 "        super().__init__()\n        self.scale = 2.0\n\n"
                 "torch.backends.cudnn.benchmark = True\nhelpers.TILE = 64\n")
     assert tamper_findings({"model_new.py": settings, "helpers.py": "TILE = 32\n"}) == []
+
+
+def test_an_operator_callback_is_found():
+    # red team 38: a RecordFunction callback runs the candidate's code on the harness's own thread, at its ops
+    cpp = "#include <ATen/record_function.h>\nvoid arm() { at::addGlobalCallback(at::RecordFunctionCallback(on)); }\n"
+    found = tamper_findings({"kernels/k.cpp": cpp})
+    assert [f.split(": ")[0] for f in found] == ["kernels/k.cpp:2"] and "every PyTorch operator" in found[0]

@@ -28,3 +28,27 @@ def test_the_timing_loop_raises_no_audit_events():
     done = subprocess.run([sys.executable, "-c", LOOP], capture_output=True, text=True, check=True)
     events = json.loads(done.stdout.strip().splitlines()[-1])
     assert sum(events.values()) <= 2, events
+
+
+def test_work_hidden_in_the_fill_in_some_runs_and_in_the_call_in_others_shows_in_every_runs_sum():
+    """Red team 38 hid each answer before the go in a third of the runs and after it (on the main thread, before
+    the worker's timer) in another: each window's median was an honest run. The per-run sum is not."""
+    from kernelpilot.harness.observations import TimedLoop
+    from kernelpilot.harness.processes import CpuTime
+
+    loop, reported, hidden, now = TimedLoop(), [], 2.0, 0.0
+    for run in range(30):
+        fill = 0.5 + (hidden if run % 3 == 1 else 0.0)
+        now += fill
+        loop.cpu_at_go.append(CpuTime(now, now, 0.0))
+        took = 0.2 if run % 3 else 2.2  # a third computed in the call, honestly
+        now += took + (hidden if run % 3 == 2 else 0.0)
+        loop.cpu_at_return.append(CpuTime(now, now, 0.0))
+        reported.append(took)
+        now += 1.0  # the flush
+        loop.cpu_at_report.append(CpuTime(now, now, 0.0))
+    runs = loop.outside_calls_ms(tuple(reported), cores=2)
+    assert runs is not None and len(runs) == 29
+    assert sorted(runs)[len(runs) // 2] >= 0.5 + hidden - 1e-9  # the median run hid its answer
+    honest = [r for i, r in enumerate(runs, start=1) if i % 3 == 0]
+    assert all(abs(r - 0.5) < 1e-9 for r in honest)  # an honest run: its fill alone
