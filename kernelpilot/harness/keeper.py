@@ -203,11 +203,12 @@ class Keeper:
 
     @torch.no_grad()
     def timed_answers(self, request: TimedAnswers) -> TimedSamples:
-        samples = {}
-        for run in request.runs:
-            inputs = FreshInputs([make_inputs(self.task, run.seed, self.device)], 0).scaled(0, run.curve)
-            samples[run.run] = sample_outputs(self.model(*inputs), run.check_seed)
-            del inputs  # one run's tensors at a time
+        samples, seed, fresh = {}, None, None
+        for run in sorted(request.runs, key=lambda run: run.seed):  # each seed's inputs made once (0.8 s at 256 MB)
+            if run.seed != seed:
+                fresh = None  # one seed's tensors at a time
+                seed, fresh = run.seed, FreshInputs([make_inputs(self.task, run.seed, self.device)], 0)
+            samples[run.run] = sample_outputs(self.model(*fresh.scaled(0, run.curve)), run.check_seed)
         return TimedSamples(samples)
 
     def handle(self, request: object) -> object:

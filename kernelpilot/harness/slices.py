@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import torch
 
-SLICE_ELEMENTS = {"cpu": 1 << 16, "cuda": 1 << 26}
-"""On the CPU, slices that stay in cache; on a GPU, slices that bound each op's temporaries to a few hundred MB
+SLICE_ELEMENTS = {"cpu": 1 << 18, "cuda": 1 << 26}
+"""On the CPU, slices that stay in cache, but few: each op wakes the evaluation's passive OpenMP threads (64 Ki
+elements a slice made a 256 MB comparison 0.27 s, 256 Ki 0.11 s); on a GPU, slices that bound each op's temporaries to a few hundred MB
 (a task's output can be gigabytes, and the judge's keeper shares the device with the worker)."""
 
 
