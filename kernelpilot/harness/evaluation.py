@@ -319,7 +319,8 @@ def _read_stopped(pid: int | None, returned: Returned, check_seeds: list[int]) -
             samples, shapes = read_samples(pid, returned.outputs, check_seeds[returned.run])
     except (OSError, TimeoutError, UnreadableOutput) as error:
         return StoppedRead(processes.cpu_time(pid), f"run {returned.run}'s answers could not be read: {error}")
-    return StoppedRead(cpu, SpotCheck(returned.run, samples, shapes))
+    strides = [layout.stride if layout else None for layout in returned.outputs]
+    return StoppedRead(cpu, SpotCheck(returned.run, samples, shapes, strides))
 
 
 def _answer_ahead(prepared: PreparedJudge, seeds: list[int], index: int) -> None:

@@ -33,7 +33,7 @@ from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
-from kernelpilot.harness.verify import compare_output
+from kernelpilot.harness.verify import compare_output, layout
 
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
@@ -316,6 +316,9 @@ def timed_run_problem(obs: Observations) -> str | None:
             return f"run {run}'s answers were not read"
         if list(spot.shapes) != expected_shapes:
             return f"run {run}: outputs of shapes {spot.shapes}, the reference {expected_shapes}"
+        for i, (spec, stride) in enumerate(zip(obs.references[0].outputs, spot.strides)):
+            if spec.dense and stride is not None and layout(spec.shape, stride) != layout(spec.shape, spec.stride):
+                return f"run {run}, output {i} has strides {stride}, the reference {spec.stride}"
         for i, (sampled, eager) in enumerate(zip(spot.samples, references)):
             if sampled is None:
                 return f"run {run}, output {i} is not a plain tensor"

@@ -202,6 +202,8 @@ class SpotCheck(WorkerMessage):
     run: int
     samples: list[torch.Tensor | None]
     shapes: list[tuple[int, ...] | None]
+    strides: list[tuple[int, ...] | None]
+    """The outputs' own strides (a view that repeats one row reads right at any position: red team 40)."""
 
 
 # --- the candidate ----------------------------------------------------------------------------------

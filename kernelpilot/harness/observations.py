@@ -128,14 +128,15 @@ class TimedLoop:
         CPU window (red team 32: before the go, the harness kept from sending it; red team 33: inside the
         harness's own input fill, its message file's open, or by a thread that exits before the go; red team
         34: after `Ready`, on other threads while the main thread waited for the interpreter's lock; red team
-        38: on the main thread, by an ATen callback, as the harness opened the call's profiler range). One sum
+        38: on the main thread, by an ATen callback, as the harness opened the call's profiler range; a main thread
+        waiting at a parallel op's barrier is no credit: red team 40 saw eager's sums at -4 ms then). One sum
         per run: a candidate that hid its work in one window in some runs and in another in others left each
         window's median an honest run, and a fast reported median needs more than half the runs to hide it.
         From the return to the report lies only the cache flush, before the next run's inputs exist. CPU alone,
         which the other load on the cores moves far less than wall time; no process can work beside the worker
         (`process_gate`)."""
         runs = [go.all_threads - report.all_threads
-                + (back.main_thread - go.main_thread - took)
+                + max(0.0, back.main_thread - go.main_thread - took)  # a main thread that waits for others owes nothing
                 + max(0.0, (back.all_threads - back.main_thread) - (go.all_threads - go.main_thread) - (cores - 1) * took)
                 for report, go, back, took in zip(self.cpu_at_report, self.cpu_at_go[1:], self.cpu_at_return[1:],
                                                   reported[1:])]

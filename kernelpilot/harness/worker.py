@@ -415,8 +415,9 @@ class Worker:
         seed = self.await_parent(run).get("check_seed")
         samples = sample_outputs(snapshot, seed) if isinstance(seed, int) else []
         if samples:
-            self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if type(o) is torch.Tensor else None
-                                                       for o in snapshot]))
+            plain = [type(o) is torch.Tensor for o in outputs]
+            self.channel.send(SpotCheck(run, samples, [tuple(o.shape) if p else None for o, p in zip(outputs, plain)],
+                                        [tuple(o.stride()) if p else None for o, p in zip(outputs, plain)]))
         if wipe:
             _zero([*samples, *snapshot])
 

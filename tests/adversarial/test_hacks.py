@@ -269,6 +269,9 @@ EXPECTED: dict[str, str | tuple[str, ...]] = {
     # red team 38: the answer computed on the harness's own thread by an ATen RecordFunction callback, in the fill
     # in a third of the runs and as the call's profiler range opened in another: each window's median was honest
     "cpu/answer_in_record_function_callback.py": ("unaccounted_time", "tampering"),
+    # red team 40: the timed calls return a stride-0 view of the row sums, not the dense output the trials are held to
+    "cpu/expanded_when_timed.py": "result_caching",
+    "cpu/legit_row_sum_broadcast.py": PASS,
     # ---- CUDA (workspace candidates, `.cu` with extern "C" launchers taking a trailing cudaStream_t)
     "cuda/legit_relu_bias": PASS,
     "cuda/legit_side_stream_synced": PASS,
@@ -315,6 +318,8 @@ TASK_OF: dict[str, str] = {
                                                "read_waits_for_vfork_child", "hidden_within_allowance.py",
                                                "go_relayed_by_helper", "gil_held_while_helper_computes",
                                                "answer_in_record_function_callback.py")},
+    "cpu/expanded_when_timed.py": "row_sum_broadcast.py",
+    "cpu/legit_row_sum_broadcast.py": "row_sum_broadcast.py",
     "cpu/mkl_when_seed_repeats": "matmul.py",
     "cpu/mkl_when_unwatched": "matmul.py",
     "cpu/mkl_through_torch_handle.py": "matmul.py",

@@ -52,3 +52,23 @@ def test_work_hidden_in_the_fill_in_some_runs_and_in_the_call_in_others_shows_in
     assert sorted(runs)[len(runs) // 2] >= 0.5 + hidden - 1e-9  # the median run hid its answer
     honest = [r for i, r in enumerate(runs, start=1) if i % 3 == 0]
     assert all(abs(r - 0.5) < 1e-9 for r in honest)  # an honest run: its fill alone
+
+
+def test_a_main_thread_that_waits_for_its_other_threads_is_no_credit():
+    """Eager on two busy cores: its main thread waits at a parallel op's barrier, its CPU far below the call's
+    time. Counted as negative, eager's median sum fell to -4 ms and every honest candidate got `unaccounted_time`
+    (red team 40)."""
+    from kernelpilot.harness.observations import TimedLoop
+    from kernelpilot.harness.processes import CpuTime
+
+    loop, reported, main, others = TimedLoop(), [], 0.0, 0.0
+    for _ in range(10):
+        main += 0.5  # the fill
+        loop.cpu_at_go.append(CpuTime(main + others, main, 0.0))
+        main, others = main + 1.0, others + 1.0  # the call: 5 ms, its main thread's CPU 1 ms, its other thread's 1
+        loop.cpu_at_return.append(CpuTime(main + others, main, 0.0))
+        reported.append(5.0)
+        main += 1.0  # the flush
+        loop.cpu_at_report.append(CpuTime(main + others, main, 0.0))
+    runs = loop.outside_calls_ms(tuple(reported), cores=2)
+    assert runs is not None and all(abs(run - 0.5) < 1e-9 for run in runs)  # the fill alone
