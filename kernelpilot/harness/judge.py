@@ -33,7 +33,7 @@ from kernelpilot.harness.observations import Observations
 from kernelpilot.harness.reward import milestone_reward
 from kernelpilot.harness.sandbox import isolation_kind
 from kernelpilot.harness.timing import interquartile_range, median, spread_pct
-from kernelpilot.harness.verify import compare_output, layout
+from kernelpilot.harness.verify import compare_output, stride_problem
 
 if TYPE_CHECKING:
     from kernelpilot.harness.evaluation import Run
@@ -317,8 +317,8 @@ def timed_run_problem(obs: Observations) -> str | None:
         if list(spot.shapes) != expected_shapes:
             return f"run {run}: outputs of shapes {spot.shapes}, the reference {expected_shapes}"
         for i, (spec, stride) in enumerate(zip(obs.references[0].outputs, spot.strides)):
-            if spec.dense and stride is not None and layout(spec.shape, stride) != layout(spec.shape, spec.stride):
-                return f"run {run}, output {i} has strides {stride}, the reference {spec.stride}"
+            if stride is not None and (problem := stride_problem(i, stride, spec)):
+                return f"run {run}, {problem}"
         for i, (sampled, eager) in enumerate(zip(spot.samples, references)):
             if sampled is None:
                 return f"run {run}, output {i} is not a plain tensor"

@@ -190,8 +190,15 @@ def structural_problem(actual: list[SharedOutput | None], reference: Reference) 
             return f"output {i} has shape {tuple(out.shape)}, the reference {spec.shape}"
         if out.dtype != str(spec.dtype).removeprefix("torch."):
             return f"output {i} has dtype {out.dtype}, the reference {spec.dtype}"
-        if spec.dense and layout(out.shape, out.stride) != layout(spec.shape, spec.stride):
-            return f"output {i} has strides {out.stride}, the reference {spec.stride}"
+        if problem := stride_problem(i, out.stride, spec):
+            return problem
+    return None
+
+
+def stride_problem(i: int, stride: Sequence[int], spec: OutputSpec) -> str | None:
+    """Output `i` laid out otherwise than the reference's (where that is dense), in a trial or a timed run alike."""
+    if spec.dense and layout(spec.shape, stride) != layout(spec.shape, spec.stride):
+        return f"output {i} has strides {tuple(stride)}, the reference {spec.stride}"
     return None
 
 
